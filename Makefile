@@ -1,0 +1,116 @@
+# Strata: one entry point. make | make run | make test | make bench | make bench-gpu | make deps
+# Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1. Builds go to $(BUILD).
+
+CXX      ?= g++
+DEBUG    ?= 0
+ASAN     ?= 0
+CUDA     ?= auto
+SM       ?= 90
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NP       ?= 2
+
+ifeq ($(DEBUG),1)
+  OPT := -O0 -g
+  BUILD ?= build-debug
+else
+  OPT := -O3 -march=x86-64-v2 -g1
+  BUILD ?= build
+endif
+ifeq ($(ASAN),1)
+  OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
+  BUILD := $(BUILD)-asan
+endif
+
+ifeq ($(CUDA),auto)
+  WITH_CUDA := $(if $(and $(NVCC),$(wildcard cuda/*.cu)),1,0)
+else
+  WITH_CUDA := $(CUDA)
+endif
+
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicxx --showme:compile 2>/dev/null)) -DOMPI_SKIP_MPICXX=1
+MPI_LIBS   := $(shell mpicxx --showme:link 2>/dev/null)
+HDF5_CFLAGS := -isystem /usr/include/hdf5/serial
+HDF5_LIBS   := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
+
+CXXFLAGS := -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) -MMD -MP
+LDLIBS   := $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -lfmt -lz -luring -pthread
+
+LIB_SRCS := $(filter-out src/main.cpp,$(shell find src -name '*.cpp' | sort))
+LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+
+ifeq ($(WITH_CUDA),1)
+  CUDA_SRCS := $(shell find cuda -name '*.cu' | sort)
+  CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.o)
+  CXXFLAGS  += -DSTRATA_WITH_CUDA=1
+  LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl
+  NVCCFLAGS := -std=c++20 -O3 -arch=sm_$(SM) -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings --expt-relaxed-constexpr -MMD -MP
+endif
+
+UNIT_SRCS := $(shell find test/unit -name '*.cpp' | sort)
+UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
+MPI_TEST_SRCS := $(shell find test/mpi -name '*.cpp' 2>/dev/null | sort)
+MPI_TEST_OBJS := $(MPI_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o)
+BENCH_SRCS := $(shell find tools/bench -name '*.cpp' | sort)
+BENCH_BINS := $(BENCH_SRCS:tools/bench/%.cpp=$(BUILD)/bench/%)
+
+TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(if $(wildcard tools/inspect/*.cpp),$(BUILD)/strata-inspect)
+
+.PHONY: all deps run test bench bench-gpu clean
+all: $(TOOLS) $(BENCH_BINS)
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/libstrata.a: $(LIB_OBJS) $(CUDA_OBJS)
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/strata-train: $(BUILD)/obj/src/main.o $(BUILD)/libstrata.a
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/strata-datagen: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/datagen/*.cpp)) $(BUILD)/libstrata.a
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/strata-inspect: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/inspect/*.cpp)) $(BUILD)/libstrata.a
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/tools/bench/%.o $(BUILD)/libstrata.a
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) $(if $(findstring ssd_bench,$@),-lrocksdb)
+
+$(BUILD)/strata-unit-tests: $(UNIT_OBJS) $(BUILD)/libstrata.a
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/strata-mpi-tests: $(MPI_TEST_OBJS) $(BUILD)/libstrata.a
+	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+
+# Installs deps if missing, builds, generates synthetic data and trains it on 2 ranks.
+run: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) NP=$(NP) scripts/run-demo.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/strata-unit-tests $(if $(MPI_TEST_SRCS),$(BUILD)/strata-mpi-tests)
+	@BUILD=$(BUILD) test/run-tests.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/bench.sh
+
+bench-gpu: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/bench-gpu.sh
+
+clean:
+	rm -rf build build-debug build-asan build-debug-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+// The one partition function: where a key lives. Every tier calls these; nothing else
+// decides placement. OwnerRank picks the rank whose MEM-PS/SSD-PS stores the key's row;
+// DeviceShard picks the HBM-PS shard inside a rank with an independent hash, so the two
+// splits are uncorrelated (keys of one rank still spread over all its devices).
+#pragma once
+
+#include <cstdint>
+
+namespace strata {
+
+// A strong 64-bit finalizer (splitmix64). Pure function; identical on every machine.
+inline uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// REQUIRES: ranks >= 1.
+inline int OwnerRank(uint64_t key, int ranks) {
+  return static_cast<int>(Mix64(key) % static_cast<uint64_t>(ranks));
+}
+
+// REQUIRES: shards >= 1. Independent of OwnerRank (different salt).
+inline int DeviceShard(uint64_t key, int shards) {
+  return static_cast<int>(Mix64(key ^ 0x5bd1e9955bd1e995ULL) % static_cast<uint64_t>(shards));
+}
+
+// Feature key of (slot, token): the slot in the top byte keeps slots disjoint, the token
+// hash fills the rest. Used by the Criteo reader and by strata-datagen alike.
+inline uint64_t SlotKey(int slot, uint64_t token) {
+  return (static_cast<uint64_t>(slot) << 56) | (Mix64(token) >> 8);
+}
+
+inline int SlotOfKey(uint64_t key) { return static_cast<int>(key >> 56); }
+
+}  // namespace strata

@@ -1,0 +1,76 @@
+// ChunkReader: reads one worker's chunk of a ShardPlan as Criteo TSV and cuts it into
+// Batches. A row is: label \t num_dense integers \t num_slots categorical tokens (hex),
+// 1 + 13 + 26 = 40 columns for Criteo. Any feature field may be empty: an empty integer is
+// dense value 0 (TransformDense(0)); an empty token gives its slot zero keys. The key of
+// token t in slot s is SlotKey(s, CriteoTokenHash(t)). Malformed rows (wrong column count,
+// a non-numeric integer, a label other than 0/1) are skipped and counted, and the first
+// kMaxBadRowMessages are kept as "file:line: reason" (1-based line within its file). Blank
+// lines are skipped silently. Reads go through 4 MiB buffers (pread, or zlib for gzip);
+// parsing allocates nothing per row. Not thread-safe; one reader per worker thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/common/status.h"
+#include "strata/data/batch.h"
+#include "strata/data/shard_plan.h"
+
+namespace strata {
+
+struct TsvSchema {
+  int num_slots = 26;  // categorical columns, after the integers
+  int num_dense = 13;  // integer columns, after the label
+  int columns() const { return 1 + num_dense + num_slots; }
+};
+
+// Token hash: a hex string of 1..16 digits is its value (so "68fd1e64" -> 0x68fd1e64);
+// anything else is the 64-bit FNV-1a of its bytes. REQUIRES: !token.empty().
+uint64_t CriteoTokenHash(std::string_view token);
+
+namespace data_internal {
+class LineReader;
+}
+
+class ChunkReader {
+ public:
+  static constexpr size_t kMaxBadRowMessages = 5;
+
+  // REQUIRES: plan outlives the reader; 0 <= worker < plan.num_workers();
+  // schema.num_slots in [1, 256) (the slot lives in the key's top byte).
+  ChunkReader(const ShardPlan& plan, int worker, const TsvSchema& schema);
+  ~ChunkReader();
+  ChunkReader(const ChunkReader&) = delete;
+  ChunkReader& operator=(const ChunkReader&) = delete;
+
+  // Clears *out and appends up to max_examples parsed examples. OK with
+  // out->num_examples == 0 means the chunk is exhausted. Errors: a file that cannot be
+  // opened or read, corrupt gzip data, or a file shorter than when it was planned.
+  // REQUIRES: max_examples >= 1.
+  Status Next(int max_examples, Batch* out);
+
+  uint64_t bad_rows() const { return bad_rows_; }
+  const std::vector<std::string>& bad_row_messages() const { return bad_row_messages_; }
+  uint64_t lines_read() const { return lines_read_; }  // of this chunk, blank and bad included
+  uint64_t bytes_read() const { return bytes_read_; }  // uncompressed, '\n' included
+
+ private:
+  Status OpenPiece();
+
+  const ShardPlan& plan_;
+  const std::vector<ShardPiece>& pieces_;
+  TsvSchema schema_;
+  std::unique_ptr<data_internal::LineReader> lines_;
+  size_t piece_ = 0;           // index of the current piece
+  bool piece_open_ = false;
+  uint64_t piece_done_ = 0;    // lines of the current piece consumed
+  uint64_t bad_rows_ = 0;
+  std::vector<std::string> bad_row_messages_;
+  uint64_t lines_read_ = 0;
+  uint64_t bytes_read_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,25 @@
+// Input files of a run: expanding the user's file names and globs into a concrete list,
+// and telling compressed from plain files. Everything here is a pure function of the file
+// system at call time; safe to call from any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strata/common/status.h"
+
+namespace strata {
+
+// Appends to *files, in order, the files each pattern names: a pattern with glob
+// metacharacters (*, ?, [) expands with glob(3) to its sorted matches; any other pattern is
+// taken as a file name. Every resulting file is opened once to check it is readable.
+// Errors (nothing written to *files): a glob that matches nothing, a missing file, a file
+// that cannot be opened or is a directory; the message names the pattern or the file.
+// REQUIRES: files != nullptr.
+Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::string>* files);
+
+// Sets *gzip to whether the file starts with the gzip magic bytes (1f 8b), whatever its
+// name. An empty or one-byte file is plain. Errors: the file cannot be opened or read.
+Status IsGzipFile(const std::string& path, bool* gzip);
+
+}  // namespace strata

@@ -1,0 +1,77 @@
+// ShardPlan: the deterministic split of a job's input into one chunk per worker.
+// The input is the logical concatenation of all files' lines (N lines in all); worker w of W
+// reads global lines [w*N/W, (w+1)*N/W), so every line is read exactly once across the job,
+// chunks differ by at most one line, and the split depends only on the files and W, never
+// on how W workers are spread over ranks and devices. Rank 0 plans (it scans every file
+// once), serializes the plan and broadcasts it, so all ranks read the same boundaries.
+// A ShardPlan is an immutable value once built; const methods are safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/common/status.h"
+
+namespace strata {
+
+struct InputFile {
+  std::string path;
+  bool gzip = false;   // by magic bytes, not by name
+  uint64_t lines = 0;  // '\n'-terminated lines, plus a last unterminated one if any
+  uint64_t bytes = 0;  // content bytes (uncompressed size for gzip)
+
+  bool operator==(const InputFile&) const = default;
+};
+
+// One contiguous run of lines of one file that belongs to one worker.
+struct ShardPiece {
+  uint32_t file = 0;        // index into ShardPlan::files()
+  uint64_t first_line = 0;  // 0-based line index within the file
+  uint64_t num_lines = 0;   // >= 1
+  // Plain files: [begin_byte, end_byte) holds exactly these lines (aligned to line starts).
+  // Gzip files: both 0; the reader decompresses from the start and skips first_line lines.
+  uint64_t begin_byte = 0;
+  uint64_t end_byte = 0;
+
+  bool operator==(const ShardPiece&) const = default;
+};
+
+class ShardPlan {
+ public:
+  const std::vector<InputFile>& files() const { return files_; }
+  int num_workers() const { return static_cast<int>(chunks_.size()); }
+  // REQUIRES: 0 <= worker < num_workers(). Pieces in file order; empty when N < W.
+  const std::vector<ShardPiece>& chunk(int worker) const { return chunks_[worker]; }
+  uint64_t chunk_lines(int worker) const;
+  uint64_t total_lines() const { return total_lines_; }
+
+  // Byte string for MPI_Bcast; Deserialize(Serialize()) gives an equal plan.
+  //   "SSPL" magic | u32 version=1 | u32 num_files | per file: u32 path_len, path bytes,
+  //   u8 gzip, u64 lines, u64 bytes | u32 num_workers | per worker: u32 num_pieces, per
+  //   piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte, u64 end_byte
+  // (little-endian, no padding). Deserialize checks sizes, indices and line totals and
+  // returns Corruption on any mismatch.
+  std::string Serialize() const;
+  static Status Deserialize(const std::string& bytes, ShardPlan* out);
+
+  bool operator==(const ShardPlan&) const = default;
+
+ private:
+  friend Status PlanShards(const std::vector<std::string>&, int, ShardPlan*);
+
+  std::vector<InputFile> files_;
+  std::vector<std::vector<ShardPiece>> chunks_;
+  uint64_t total_lines_ = 0;
+};
+
+// Scans every file once (a memchr newline count; gzip files are decompressed) and splits
+// their N lines into num_workers chunks as described above. Blank lines count as lines (the
+// reader skips them). Errors: no files, num_workers < 1, an unreadable or corrupt file, or
+// N == 0 ("no examples in <files>").
+Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardPlan* out);
+
+// The first global line of worker w's chunk: w * total / workers, without overflow.
+uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker);
+
+}  // namespace strata

@@ -1,0 +1,98 @@
+// HBM-PS: a rank's working parameters for one pass, on its G devices, and the per-worker
+// compute that reads them. Sparse rows of the pass's working set are split over the G
+// device shards by DeviceShard(key, G); dense MLP parameters and their optimizer state are
+// replicated on every device. Two backends implement this interface: host (CPU threads,
+// OpenBLAS; src/hbm) and CUDA (hash tables in HBM, cuBLAS; cuda/).
+//
+// A pass: BeginPass, Insert (stage-in), then per global step ComputeGradients for every
+// local worker, then ApplySparse / ApplyDense with the job-wide sums, and at pass end
+// Export. Every rank applies the same sums to its replicas, so replicas of a row or of the
+// dense parameters are bitwise identical on every rank after every step.
+//
+// Thread safety: ComputeGradients and Predict may run concurrently for different workers;
+// every other call requires that no other call is in progress.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/common/status.h"
+#include "strata/data/batch.h"
+#include "strata/model/model_spec.h"
+
+namespace strata {
+
+// One worker's gradients for one mini-batch.
+struct WorkerGrads {
+  std::vector<uint64_t> keys;    // (k) distinct keys touched by the batch, first-seen order
+  std::vector<float> grads;      // (k, dim) gradient of the scaled loss per key
+  std::vector<uint32_t> counts;  // (k) occurrences of each key in the batch
+  std::vector<float> dense;      // (num_dense_params) gradient of the dense parameters
+  double loss_sum = 0;           // sum of per-example logloss (unscaled)
+  int examples = 0;
+};
+
+// The dense model: MLP parameters (Mlp layout) and the dense optimizer's state.
+struct DenseState {
+  std::vector<float> params;
+  int64_t steps = 0;
+  std::vector<float> m, v;  // Adam moments (empty for SGD)
+};
+
+class HbmPs {
+ public:
+  virtual ~HbmPs() = default;
+
+  virtual int num_workers() const = 0;
+  virtual size_t num_dense_params() const = 0;
+  virtual std::string name() const = 0;  // "host" or "cuda"
+
+  // Starts a pass: drops the previous pass's rows and sizes the shards for expected_keys.
+  virtual Status BeginPass(int pass, size_t expected_keys) = 0;
+
+  // Stage-in. keys: (n) distinct ; rows: (n, RowLayout bytes), host memory.
+  virtual Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
+
+  // Copies the current rows of keys (all present) into rows: (n, row bytes), host memory.
+  virtual Status Export(const uint64_t* keys, size_t n, uint8_t* rows) = 0;
+
+  // Forward + backward of worker's batch. Every key of the batch must have been inserted.
+  // The loss is scaled by grad_scale before differentiation (1 / global batch size).
+  virtual Status ComputeGradients(int worker, const Batch& batch, float grad_scale,
+                                  WorkerGrads* out) = 0;
+
+  // Click probabilities of worker's batch: probs (batch.num_examples), host memory.
+  virtual Status Predict(int worker, const Batch& batch, float* probs) = 0;
+
+  // Applies the sparse optimizer to the rows of keys (all present) with the job-wide summed
+  // gradients grads: (n, dim), adds counts to their freq and stamps the pass.
+  virtual Status ApplySparse(const uint64_t* keys, size_t n, const float* grads,
+                             const uint32_t* counts) = 0;
+
+  // Applies the dense optimizer to every replica with the job-wide summed gradient.
+  virtual Status ApplyDense(const float* grad) = 0;
+
+  // Dense parameters and their optimizer state, for checkpoints and checks.
+  virtual Status GetDenseState(DenseState* state) const = 0;
+  virtual Status SetDenseState(const DenseState& state) = 0;
+};
+
+struct HbmOptions {
+  ModelSpec spec;
+  int workers = 1;       // G: devices (CUDA) or virtual devices (host) of this rank
+  int threads = 1;       // host backend: CPU threads shared by the workers
+  int max_batch = 4096;  // largest batch ComputeGradients/Predict will see
+};
+
+// Host backend: real CPU training, multi-threaded. Always available.
+std::unique_ptr<HbmPs> NewHostHbmPs(const HbmOptions& options);
+
+// CUDA backend; fails with a DeviceError when built without CUDA or when no GPU is visible.
+Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out);
+
+// Number of visible CUDA devices (0 in a build without CUDA).
+int CudaDeviceCount();
+
+}  // namespace strata

@@ -1,0 +1,30 @@
+// ModelSpec: the shape of the CTR model. Flags that change it change the parameters'
+// meaning, so checkpoints record it and resume refuses a different one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+enum class SparseOptimizerKind { kAdagrad, kSgd };
+enum class DenseOptimizerKind { kAdam, kSgd };
+
+struct ModelSpec {
+  int num_slots = 26;              // Criteo's categorical columns
+  int num_dense = 13;              // Criteo's integer columns
+  int embedding_dim = 16;
+  std::vector<int> mlp = {512, 256, 128};  // hidden widths; the output layer (1) is implied
+  SparseOptimizerKind sparse_optimizer = SparseOptimizerKind::kAdagrad;
+  DenseOptimizerKind dense_optimizer = DenseOptimizerKind::kAdam;
+  float lr_sparse = 0.05f;
+  float lr_dense = 0.001f;
+  float adagrad_initial_accumulator = 1e-6f;  // keeps the first step finite
+  float init_scale = 0.01f;        // embedding init: uniform(-s, s) from (key, seed)
+  uint64_t seed = 2026;
+
+  int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
+};
+
+}  // namespace strata

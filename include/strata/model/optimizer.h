@@ -1,0 +1,70 @@
+// Optimizers of the CTR model on the host.
+//
+// Sparse side: rows in the layout of common/row.h (embedding, one state float per
+// coordinate, freq, last pass) with dim = ModelSpec::embedding_dim. InitRow creates a row
+// whose value is a pure function of (key, seed), so a row created lazily on any rank, in
+// any order, is the same row. ApplySparseRow applies one step of the sparse optimizer to a
+// row's floats from a summed gradient, through the per-coordinate functions of
+// update_math.h that the CUDA backend shares.
+//
+// Dense side: DenseOptimizer owns the Adam moments of the MLP's flat parameter vector and
+// its step count; they are plain vectors so checkpoints save and restore them exactly.
+//
+// Thread safety: the free functions touch only the memory passed in (distinct rows may be
+// updated concurrently). A DenseOptimizer is externally synchronized.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "strata/common/status.h"
+#include "strata/model/model_spec.h"
+
+namespace strata {
+
+// Writes a fresh row of RowLayout{spec.embedding_dim}.bytes() bytes: embedding coordinate c
+// is uniform(-init_scale, init_scale) from a counter-based hash of (key, seed, c); state =
+// adagrad_initial_accumulator (also for SGD, which never reads it); freq = 0; last pass = 0.
+void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row);
+
+// One step of spec.sparse_optimizer with rate spec.lr_sparse on embedding (dim floats) and
+// state (dim floats) from grad (dim floats, the gradient summed over the global step).
+// Adagrad: state += g^2; w -= lr g / sqrt(state). SGD: w -= lr g; state untouched.
+void ApplySparseRow(const ModelSpec& spec, float* embedding, float* state, const float* grad);
+
+class DenseOptimizer {
+ public:
+  static constexpr float kAdamBeta1 = 0.9f;
+  static constexpr float kAdamBeta2 = 0.999f;
+  static constexpr float kAdamEps = 1e-8f;
+
+  // Optimizer for n parameters; Adam moments start at zero (SGD keeps none).
+  DenseOptimizer(DenseOptimizerKind kind, float lr, size_t n);
+
+  DenseOptimizerKind kind() const { return kind_; }
+  size_t size() const { return n_; }
+
+  // params -= update(grad). REQUIRES: n == size().
+  void Step(float* params, const float* grad, size_t n);
+
+  // State for checkpoints: steps taken, and Adam's first and second moments (size() floats
+  // each for Adam, empty for SGD).
+  int64_t steps() const { return steps_; }
+  const std::vector<float>& m() const { return m_; }
+  const std::vector<float>& v() const { return v_; }
+
+  // Restores a saved state. Fails with InvalidArgument (naming the mismatch) when the
+  // moments' sizes do not match this optimizer's kind and size, or steps < 0.
+  Status Restore(int64_t steps, std::vector<float> m, std::vector<float> v);
+
+ private:
+  DenseOptimizerKind kind_;
+  float lr_;
+  size_t n_;
+  int64_t steps_ = 0;
+  std::vector<float> m_;
+  std::vector<float> v_;
+};
+
+}  // namespace strata

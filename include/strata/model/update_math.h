@@ -1,0 +1,92 @@
+// Per-coordinate training arithmetic shared by the host backend and the CUDA backend.
+//
+// Every function here is a pure inline function of its arguments (no state, no std::
+// containers, no allocation), marked STRATA_HD so nvcc compiles the same source for the
+// device. Both backends call these and nothing else for optimizer steps and the per-example
+// loss, so a row updated on the GPU and on the CPU goes through the same formulas in the
+// same order (results can still differ in the last ulp where the device's sqrtf/expf/log1p
+// differ from glibc's).
+//
+// Thread safety: pure functions; callers own the memory they pass.
+#pragma once
+
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define STRATA_HD __host__ __device__
+#else
+#define STRATA_HD
+#endif
+
+namespace strata {
+
+// ---- sparse optimizers (one embedding coordinate w with its state s) ----
+
+// Adagrad: s += g^2; w -= lr * g / sqrt(s). REQUIRES: s > 0 before the call (rows start at
+// ModelSpec::adagrad_initial_accumulator) so the first step is finite.
+STRATA_HD inline void AdagradUpdate(float* w, float* s, float g, float lr) {
+  *s += g * g;
+  *w -= lr * g / sqrtf(*s);
+}
+
+// Plain SGD: w -= lr * g.
+STRATA_HD inline void SgdUpdate(float* w, float g, float lr) { *w -= lr * g; }
+
+// ---- Adam (dense parameters) ----
+
+// Per-step scalars of Adam with bias correction, computed once per step on the host in
+// double (so every coordinate and both backends see the same rounded floats).
+struct AdamStepScalars {
+  float beta1;
+  float beta2;
+  float eps;
+  float step_size;        // lr / (1 - beta1^t)
+  float inv_sqrt_bc2;     // 1 / sqrt(1 - beta2^t)
+};
+
+// REQUIRES: t >= 1 (the step being taken, counting from 1).
+STRATA_HD inline AdamStepScalars MakeAdamStepScalars(float lr, float beta1, float beta2,
+                                                     float eps, long long t) {
+  double bc1 = 1.0 - pow(static_cast<double>(beta1), static_cast<double>(t));
+  double bc2 = 1.0 - pow(static_cast<double>(beta2), static_cast<double>(t));
+  AdamStepScalars k;
+  k.beta1 = beta1;
+  k.beta2 = beta2;
+  k.eps = eps;
+  k.step_size = static_cast<float>(static_cast<double>(lr) / bc1);
+  k.inv_sqrt_bc2 = static_cast<float>(1.0 / sqrt(bc2));
+  return k;
+}
+
+// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= step_size * m / (sqrt(v)/sqrt(bc2) + eps).
+// The same form as PyTorch's torch.optim.Adam (non-amsgrad, no weight decay).
+STRATA_HD inline void AdamUpdate(float* w, float* m, float* v, float g, const AdamStepScalars& k) {
+  *m = k.beta1 * *m + (1.0f - k.beta1) * g;
+  *v = k.beta2 * *v + (1.0f - k.beta2) * g * g;
+  *w -= k.step_size * *m / (sqrtf(*v) * k.inv_sqrt_bc2 + k.eps);
+}
+
+// ---- sigmoid cross-entropy on a logit z with label y in {0, 1} ----
+
+// sigmoid(z) without overflow for any finite z.
+STRATA_HD inline float StableSigmoid(float z) {
+  if (z >= 0.0f) return 1.0f / (1.0f + expf(-z));
+  float e = expf(z);
+  return e / (1.0f + e);
+}
+
+// -[y log sigmoid(z) + (1-y) log(1 - sigmoid(z))] = max(z,0) - z y + log1p(exp(-|z|)),
+// evaluated in double so a batch's sum does not lose the small terms.
+STRATA_HD inline double LogitLogLoss(float z, float y) {
+  double zd = z;
+  double yd = y;
+  double relu = zd > 0.0 ? zd : 0.0;
+  return relu - zd * yd + log1p(exp(-fabs(zd)));
+}
+
+// d loss / d z = sigmoid(z) - y, times the caller's scale (e.g. 1 / global batch size).
+STRATA_HD inline float LogitLogLossGrad(float z, float y, float scale) {
+  return (StableSigmoid(z) - y) * scale;
+}
+
+}  // namespace strata

@@ -1,0 +1,41 @@
+// TrainOptions: every knob of strata-train in one place, each default with its reason.
+// ParseTrainOptions reads the command line and an optional --config file of the same
+// flags (one per line, `#` comments; the command line wins) and validates them; any
+// problem is an InvalidArgument naming the flag (main exits with status 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/common/status.h"
+#include "strata/model/model_spec.h"
+
+namespace strata {
+
+struct TrainOptions {
+  // Data.
+  std::vector<std::string> train;   // files or globs, plain or .gz
+  std::vector<std::string> eval;    // files or globs; empty: no evaluation
+  std::string format = "criteo";    // the only format so far
+  int64_t max_bad_rows = 100;       // a few bad rows are normal in logs; many mean a wrong file
+  // Run.
+  std::string device = "cpu";       // cpu | cuda | auto (cuda when a GPU is visible)
+  int workers_per_rank = 1;         // G: GPUs, or virtual devices on the CPU backend
+  int threads = 0;                  // 0: cores of this node / ranks of this node
+  int batch_size = 1024;            // per worker; the global batch is W x this
+  int64_t pass_examples = 262144;   // examples per pass across the job (AIBox's pass)
+  int epochs = 1;
+  int eval_every_passes = 0;        // 0: evaluate only at the end
+  std::string metrics_out;          // JSONL file; empty: none
+  std::string export_rows;          // directory for rows-<rank>.tsv at the end; empty: none
+  ModelSpec model;
+  // Not flags: filled by the parser.
+  bool show_help = false;
+  std::string help_text;
+  std::string command_line;         // the effective flags, for logs and checkpoints
+};
+
+Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out);
+
+}  // namespace strata

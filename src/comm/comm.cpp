@@ -1,0 +1,131 @@
+// Comm over MPI_COMM_WORLD with MPI_ERRORS_RETURN; every MPI code becomes a Status here.
+#include "strata/comm/comm.h"
+
+#include <mpi.h>
+
+#include <limits>
+
+namespace strata {
+namespace {
+
+Status Check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return Status::OK();
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return Status::CommError(std::string(what) + ": " + std::string(text, len));
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+Comm::Comm() {
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+}
+
+Status Comm::Barrier() { return Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+Status Comm::Broadcast(std::string* bytes, int root) {
+  int64_t n = static_cast<int64_t>(bytes->size());
+  STRATA_RETURN_IF_ERROR(Check(MPI_Bcast(&n, 1, MPI_INT64_T, root, MPI_COMM_WORLD), "MPI_Bcast"));
+  if (n > std::numeric_limits<int>::max()) return Status::CommError("broadcast over 2 GiB");
+  bytes->resize(static_cast<size_t>(n));
+  return Check(MPI_Bcast(bytes->data(), static_cast<int>(n), MPI_BYTE, root, MPI_COMM_WORLD),
+               "MPI_Bcast");
+}
+
+Status Comm::AllreduceSum(int64_t* values, int n) {
+  return Check(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD),
+               "MPI_Allreduce");
+}
+
+Status Comm::AllreduceSum(double* values, int n) {
+  return Check(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+               "MPI_Allreduce");
+}
+
+Status Comm::AllreduceMax(int64_t* values, int n) {
+  return Check(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD),
+               "MPI_Allreduce");
+}
+
+Status Comm::AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv) {
+  std::vector<int> send_counts(size_), recv_counts(size_), send_displs(size_), recv_displs(size_);
+  int64_t total = 0;
+  for (int r = 0; r < size_; ++r) {
+    send_displs[r] = static_cast<int>(total);
+    send_counts[r] = static_cast<int>(send[r].size());
+    total += send_counts[r];
+  }
+  if (total > std::numeric_limits<int>::max()) return Status::CommError("all-to-all over 2 GiB");
+  STRATA_RETURN_IF_ERROR(Check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1,
+                                            MPI_INT, MPI_COMM_WORLD), "MPI_Alltoall"));
+  int64_t recv_total = 0;
+  for (int r = 0; r < size_; ++r) {
+    recv_displs[r] = static_cast<int>(recv_total);
+    recv_total += recv_counts[r];
+  }
+  if (recv_total > std::numeric_limits<int>::max()) return Status::CommError("all-to-all over 2 GiB");
+  std::string send_buf;
+  send_buf.reserve(static_cast<size_t>(total));
+  for (const std::string& s : send) send_buf += s;
+  std::string recv_buf(static_cast<size_t>(recv_total), '\0');
+  STRATA_RETURN_IF_ERROR(Check(
+      MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+                    recv_buf.data(), recv_counts.data(), recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+      "MPI_Alltoallv"));
+  bytes_sent_ += static_cast<uint64_t>(total - send_counts[rank_]);
+  recv->resize(size_);
+  for (int r = 0; r < size_; ++r) (*recv)[r].assign(recv_buf, recv_displs[r], recv_counts[r]);
+  return Status::OK();
+}
+
+Status Comm::AllGather(const std::string& send, std::vector<std::string>* recv) {
+  int n = static_cast<int>(send.size());
+  std::vector<int> counts(size_), displs(size_);
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
+                               "MPI_Allgather"));
+  int64_t total = 0;
+  for (int r = 0; r < size_; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > std::numeric_limits<int>::max()) return Status::CommError("all-gather over 2 GiB");
+  std::string buf(static_cast<size_t>(total), '\0');
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allgatherv(send.data(), n, MPI_BYTE, buf.data(), counts.data(),
+                                              displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+                               "MPI_Allgatherv"));
+  bytes_sent_ += static_cast<uint64_t>(n) * static_cast<uint64_t>(size_ - 1);
+  recv->resize(size_);
+  for (int r = 0; r < size_; ++r) (*recv)[r].assign(buf, displs[r], counts[r]);
+  return Status::OK();
+}
+
+Status Comm::AgreeOn(const Status& local) {
+  int64_t first_bad = local.ok() ? size_ : rank_;
+  int64_t code = 0;
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allreduce(&first_bad, &code, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD),
+                               "MPI_Allreduce"));
+  if (code == size_) return Status::OK();
+  const int root = static_cast<int>(code);
+  std::string text = local.ok() ? std::string() : local.message();
+  int32_t kind = static_cast<int32_t>(local.code());
+  STRATA_RETURN_IF_ERROR(Check(MPI_Bcast(&kind, 1, MPI_INT32_T, root, MPI_COMM_WORLD), "MPI_Bcast"));
+  STRATA_RETURN_IF_ERROR(Broadcast(&text, root));
+  if (root == rank_) return local;
+  return Status::WithCode(static_cast<Status::Code>(kind), "rank " + std::to_string(root) + ": " + text);
+}
+
+}  // namespace strata

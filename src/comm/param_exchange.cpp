@@ -1,0 +1,202 @@
+// ParamExchange and DenseReducer: the per-pass pull, per-step owner-side reduction and
+// pass-end push-back of the sharded parameter server, and the fixed-order dense sum.
+#include "strata/comm/param_exchange.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "comm/wire.h"
+#include "strata/common/partition.h"
+
+namespace strata {
+
+Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& serve,
+                           std::vector<uint8_t>* rows, PassRouting* routing) {
+  const int ranks = comm_->size();
+  std::vector<std::string> send(ranks), recv;
+  std::vector<std::vector<size_t>> position(ranks);  // where each sent key's row goes
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int owner = OwnerRank(keys[i], ranks);
+    wire::Put(&send[owner], keys[i]);
+    position[owner].push_back(i);
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+
+  // Owner side: serve every requested key, note subscribers and pick returners.
+  std::vector<std::string> reply(ranks);
+  if (routing) {
+    routing->index_of.clear();
+    routing->sub_begin.assign(1, 0);
+    routing->sub_ranks.clear();
+  }
+  std::vector<std::vector<int>> subs;  // per owned key, subscriber ranks in ascending order
+  for (int r = 0; r < ranks; ++r) {
+    const size_t n = recv[r].size() / sizeof(uint64_t);
+    std::vector<uint64_t> asked(n);
+    std::memcpy(asked.data(), recv[r].data(), recv[r].size());
+    std::vector<uint8_t> served(n * row_bytes_);
+    STRATA_RETURN_IF_ERROR(serve(asked.data(), n, served.data()));
+    reply[r].reserve(n * (row_bytes_ + 1));
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t is_returner = 0;
+      if (routing) {
+        auto [it, fresh] = routing->index_of.try_emplace(asked[i], static_cast<uint32_t>(subs.size()));
+        if (fresh) subs.emplace_back();
+        is_returner = subs[it->second].empty();  // ranks arrive in ascending order
+        subs[it->second].push_back(r);
+      }
+      wire::Put(&reply[r], is_returner);
+      wire::PutBytes(&reply[r], &served[i * row_bytes_], row_bytes_);
+    }
+  }
+  if (routing) {
+    for (const std::vector<int>& s : subs) {
+      routing->sub_ranks.insert(routing->sub_ranks.end(), s.begin(), s.end());
+      routing->sub_begin.push_back(static_cast<uint32_t>(routing->sub_ranks.size()));
+    }
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(reply, &recv));
+
+  rows->resize(keys.size() * row_bytes_);
+  if (routing) {
+    routing->keys = keys;
+    routing->returner.assign(keys.size(), 0);
+  }
+  for (int r = 0; r < ranks; ++r) {
+    wire::Reader in(recv[r]);
+    for (size_t i : position[r]) {
+      const uint8_t is_returner = in.Get<uint8_t>();
+      if (routing) routing->returner[i] = is_returner;
+      std::memcpy(rows->data() + i * row_bytes_, in.Take(row_bytes_), row_bytes_);
+    }
+  }
+  return Status::OK();
+}
+
+Status ParamExchange::ReduceGradients(const PassRouting& routing,
+                                      const std::vector<SparseGradView>& workers, int first_worker,
+                                      std::vector<uint64_t>* keys, std::vector<float>* grads,
+                                      std::vector<uint32_t>* counts) {
+  const int ranks = comm_->size();
+  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  std::vector<std::string> send(ranks), recv;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const SparseGradView& v = workers[w];
+    const uint32_t worker_id = static_cast<uint32_t>(first_worker + static_cast<int>(w));
+    for (size_t i = 0; i < v.n; ++i) {
+      std::string& out = send[OwnerRank(v.keys[i], ranks)];
+      wire::Put(&out, worker_id);
+      wire::Put(&out, v.keys[i]);
+      wire::Put(&out, v.counts[i]);
+      wire::PutBytes(&out, v.grads + i * dim_, grad_bytes);
+    }
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+
+  // Owner side: ranks in ascending order and workers in order inside each, so every key's
+  // contributions are added in global worker order.
+  std::unordered_map<uint64_t, uint32_t> slot;
+  std::vector<uint64_t> sum_keys;
+  std::vector<float> sum_grads;
+  std::vector<uint32_t> sum_counts;
+  for (int r = 0; r < ranks; ++r) {
+    wire::Reader in(recv[r]);
+    while (!in.done()) {
+      in.Get<uint32_t>();  // worker id: the order of arrival already is worker order
+      const uint64_t key = in.Get<uint64_t>();
+      const uint32_t count = in.Get<uint32_t>();
+      const float* g = reinterpret_cast<const float*>(in.Take(grad_bytes));
+      auto [it, fresh] = slot.try_emplace(key, static_cast<uint32_t>(sum_keys.size()));
+      if (fresh) {
+        sum_keys.push_back(key);
+        sum_counts.push_back(count);
+        sum_grads.insert(sum_grads.end(), g, g + dim_);
+      } else {
+        sum_counts[it->second] += count;
+        float* acc = &sum_grads[static_cast<size_t>(it->second) * dim_];
+        for (int d = 0; d < dim_; ++d) acc[d] += g[d];
+      }
+    }
+  }
+  std::vector<std::string> fanout(ranks);
+  for (size_t s = 0; s < sum_keys.size(); ++s) {
+    auto it = routing.index_of.find(sum_keys[s]);
+    assert(it != routing.index_of.end());
+    for (uint32_t j = routing.sub_begin[it->second]; j < routing.sub_begin[it->second + 1]; ++j) {
+      std::string& out = fanout[routing.sub_ranks[j]];
+      wire::Put(&out, sum_keys[s]);
+      wire::Put(&out, sum_counts[s]);
+      wire::PutBytes(&out, &sum_grads[s * dim_], grad_bytes);
+    }
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(fanout, &recv));
+
+  keys->clear();
+  grads->clear();
+  counts->clear();
+  for (int r = 0; r < ranks; ++r) {
+    wire::Reader in(recv[r]);
+    while (!in.done()) {
+      keys->push_back(in.Get<uint64_t>());
+      counts->push_back(in.Get<uint32_t>());
+      const float* g = reinterpret_cast<const float*>(in.Take(grad_bytes));
+      grads->insert(grads->end(), g, g + dim_);
+    }
+  }
+  return Status::OK();
+}
+
+Status ParamExchange::PushBack(const PassRouting& routing, const uint8_t* rows, const RowSink& store) {
+  const int ranks = comm_->size();
+  std::vector<std::string> send(ranks), recv;
+  for (size_t i = 0; i < routing.keys.size(); ++i) {
+    if (!routing.returner[i]) continue;
+    std::string& out = send[OwnerRank(routing.keys[i], ranks)];
+    wire::Put(&out, routing.keys[i]);
+    wire::PutBytes(&out, rows + i * row_bytes_, row_bytes_);
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+  for (int r = 0; r < ranks; ++r) {
+    const size_t n = recv[r].size() / (sizeof(uint64_t) + row_bytes_);
+    std::vector<uint64_t> keys(n);
+    std::vector<uint8_t> got(n * row_bytes_);
+    wire::Reader in(recv[r]);
+    for (size_t i = 0; i < n; ++i) {
+      keys[i] = in.Get<uint64_t>();
+      std::memcpy(&got[i * row_bytes_], in.Take(row_bytes_), row_bytes_);
+    }
+    STRATA_RETURN_IF_ERROR(store(keys.data(), n, got.data()));
+  }
+  return Status::OK();
+}
+
+Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
+  const int ranks = comm_->size();
+  auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
+  std::vector<std::string> send(ranks), recv;
+  for (int r = 0; r < ranks; ++r) {
+    const size_t b = slice_begin(r), e = slice_begin(r + 1);
+    for (const float* g : local) wire::PutBytes(&send[r], g + b, (e - b) * sizeof(float));
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+  const size_t b = slice_begin(comm_->rank()), len = slice_begin(comm_->rank() + 1) - b;
+  std::vector<float> mine(len);
+  bool first = true;
+  for (int r = 0; r < ranks; ++r) {
+    const float* g = reinterpret_cast<const float*>(recv[r].data());
+    const size_t workers = recv[r].size() / (len * sizeof(float) + (len == 0));
+    for (size_t w = 0; w < workers && len > 0; ++w, g += len) {
+      if (first) std::copy(g, g + len, mine.begin());
+      else for (size_t i = 0; i < len; ++i) mine[i] += g[i];
+      first = false;
+    }
+  }
+  std::string part(reinterpret_cast<const char*>(mine.data()), len * sizeof(float));
+  std::vector<std::string> parts;
+  STRATA_RETURN_IF_ERROR(comm_->AllGather(part, &parts));
+  for (int r = 0; r < ranks; ++r) std::memcpy(sum + slice_begin(r), parts[r].data(), parts[r].size());
+  return Status::OK();
+}
+
+}  // namespace strata

@@ -1,0 +1,77 @@
+// ChunkReader: walks a worker's pieces line by line and parses each row into the batch.
+#include "strata/data/criteo_reader.h"
+
+#include <cassert>
+
+#include "data/criteo_row.h"
+#include "data/line_reader.h"
+
+namespace strata {
+
+ChunkReader::ChunkReader(const ShardPlan& plan, int worker, const TsvSchema& schema)
+    : plan_(plan),
+      pieces_(plan.chunk(worker)),
+      schema_(schema),
+      lines_(std::make_unique<data_internal::LineReader>()) {
+  assert(schema.num_slots >= 1 && schema.num_slots < 256 && schema.num_dense >= 0);
+}
+
+ChunkReader::~ChunkReader() = default;
+
+// Opens the current piece's file at its first line (gzip: decompresses and skips to it).
+Status ChunkReader::OpenPiece() {
+  const ShardPiece& piece = pieces_[piece_];
+  const InputFile& file = plan_.files()[piece.file];
+  if (file.gzip) {
+    STRATA_RETURN_IF_ERROR(lines_->Open(file.path, true));
+    std::string_view line;
+    bool has_line = false;
+    for (uint64_t i = 0; i < piece.first_line; ++i) {
+      STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
+      if (!has_line) {
+        return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
+      }
+    }
+  } else {
+    STRATA_RETURN_IF_ERROR(lines_->Open(file.path, false, piece.begin_byte, piece.end_byte));
+  }
+  piece_open_ = true;
+  piece_done_ = 0;
+  return Status::OK();
+}
+
+Status ChunkReader::Next(int max_examples, Batch* out) {
+  assert(max_examples >= 1);
+  out->Clear(schema_.num_slots, schema_.num_dense);
+  std::string reason;
+  while (out->num_examples < max_examples && piece_ < pieces_.size()) {
+    if (!piece_open_) STRATA_RETURN_IF_ERROR(OpenPiece());
+    const ShardPiece& piece = pieces_[piece_];
+    if (piece_done_ == piece.num_lines) {
+      piece_open_ = false;
+      ++piece_;
+      continue;
+    }
+    std::string_view line;
+    bool has_line = false;
+    STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
+    const InputFile& file = plan_.files()[piece.file];
+    if (!has_line) {
+      return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
+    }
+    ++piece_done_;
+    ++lines_read_;
+    bytes_read_ += line.size() + 1;
+    if (line.empty()) continue;
+    if (!data_internal::ParseCriteoRow(line, schema_, out, &reason)) {
+      ++bad_rows_;
+      if (bad_row_messages_.size() < kMaxBadRowMessages) {
+        uint64_t line_no = piece.first_line + piece_done_;  // 1-based
+        bad_row_messages_.push_back(file.path + ":" + std::to_string(line_no) + ": " + reason);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace strata

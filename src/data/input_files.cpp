@@ -1,0 +1,78 @@
+// Expansion of input patterns (files and globs) and gzip detection by magic bytes.
+#include "strata/data/input_files.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace strata {
+namespace {
+
+bool HasGlobChars(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
+
+// Checks that path is a readable regular file (or something readable that is not a directory).
+Status CheckReadable(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open input file " + path, errno);
+  struct stat st;
+  int rc = ::fstat(fd, &st);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoStatus("cannot stat input file " + path, err);
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("input " + path + " is a directory");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::string>* files) {
+  std::vector<std::string> out;
+  for (const std::string& pattern : patterns) {
+    if (pattern.empty()) return Status::InvalidArgument("empty input file name");
+    if (!HasGlobChars(pattern)) {
+      STRATA_RETURN_IF_ERROR(CheckReadable(pattern));
+      out.push_back(pattern);
+      continue;
+    }
+    glob_t g{};
+    int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+    if (rc == GLOB_NOMATCH) {
+      ::globfree(&g);
+      return Status::NotFound("input pattern " + pattern + " matches no file");
+    }
+    if (rc != 0) {
+      ::globfree(&g);
+      return Status::IOError("cannot expand input pattern " + pattern);
+    }
+    std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+    ::globfree(&g);
+    for (const std::string& m : matches) {
+      STRATA_RETURN_IF_ERROR(CheckReadable(m));
+      out.push_back(m);
+    }
+  }
+  files->insert(files->end(), out.begin(), out.end());
+  return Status::OK();
+}
+
+Status IsGzipFile(const std::string& path, bool* gzip) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open input file " + path, errno);
+  unsigned char magic[2] = {0, 0};
+  ssize_t got;
+  do {
+    got = ::pread(fd, magic, sizeof(magic), 0);
+  } while (got < 0 && errno == EINTR);
+  int err = errno;
+  ::close(fd);
+  if (got < 0) return ErrnoStatus("cannot read input file " + path, err);
+  *gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  return Status::OK();
+}
+
+}  // namespace strata

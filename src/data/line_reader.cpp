@@ -1,0 +1,120 @@
+// ByteSource (pread / gzread) and the buffered LineReader on top of it.
+#include "data/line_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+
+namespace strata::data_internal {
+
+Status ByteSource::Open(const std::string& path, bool gzip, uint64_t begin, uint64_t end) {
+  assert(!gzip || begin == 0);
+  Close();
+  path_ = path;
+  offset_ = begin;
+  end_ = end;
+  if (gzip) {
+    gzFile gz = ::gzopen(path.c_str(), "rb");
+    if (gz == nullptr) return ErrnoStatus("cannot open input file " + path, errno);
+    ::gzbuffer(gz, 1 << 18);
+    gz_ = gz;
+    return Status::OK();
+  }
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return ErrnoStatus("cannot open input file " + path, errno);
+  ::posix_fadvise(fd_, static_cast<off_t>(begin), 0, POSIX_FADV_SEQUENTIAL);
+  return Status::OK();
+}
+
+Status ByteSource::Read(char* buf, size_t n, size_t* got) {
+  *got = 0;
+  if (gz_ != nullptr) {
+    gzFile gz = static_cast<gzFile>(gz_);
+    int want = static_cast<int>(std::min<size_t>(n, 1u << 30));
+    int r = ::gzread(gz, buf, static_cast<unsigned>(want));
+    if (r < 0) {
+      int zerr = 0;
+      const char* msg = ::gzerror(gz, &zerr);
+      if (zerr == Z_ERRNO) return ErrnoStatus("cannot read input file " + path_, errno);
+      return Status::Corruption("input file " + path_ + ": bad gzip data: " + msg);
+    }
+    *got = static_cast<size_t>(r);
+    return Status::OK();
+  }
+  if (fd_ < 0 || offset_ >= end_) return Status::OK();
+  size_t want = static_cast<size_t>(std::min<uint64_t>(n, end_ - offset_));
+  ssize_t r;
+  do {
+    r = ::pread(fd_, buf, want, static_cast<off_t>(offset_));
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return ErrnoStatus("cannot read input file " + path_, errno);
+  offset_ += static_cast<uint64_t>(r);
+  *got = static_cast<size_t>(r);
+  return Status::OK();
+}
+
+void ByteSource::Close() {
+  if (gz_ != nullptr) ::gzclose(static_cast<gzFile>(gz_));
+  if (fd_ >= 0) ::close(fd_);
+  gz_ = nullptr;
+  fd_ = -1;
+}
+
+Status LineReader::Open(const std::string& path, bool gzip, uint64_t begin, uint64_t end) {
+  pos_ = 0;
+  size_ = 0;
+  eof_ = false;
+  return source_.Open(path, gzip, begin, end);
+}
+
+// Moves the unread tail to the front (growing the buffer when one line fills it) and reads.
+Status LineReader::Refill() {
+  if (pos_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + pos_, size_ - pos_);
+    size_ -= pos_;
+    pos_ = 0;
+  }
+  if (size_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+  size_t got = 0;
+  STRATA_RETURN_IF_ERROR(source_.Read(buffer_.data() + size_, buffer_.size() - size_, &got));
+  if (got == 0) eof_ = true;
+  size_ += got;
+  return Status::OK();
+}
+
+Status LineReader::Next(std::string_view* line, bool* has_line) {
+  size_t scanned = pos_;  // bytes before this offset hold no '\n'
+  for (;;) {
+    const char* base = buffer_.data();
+    const void* nl = std::memchr(base + scanned, '\n', size_ - scanned);
+    size_t stop;
+    if (nl != nullptr) {
+      stop = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    } else if (eof_) {
+      if (pos_ == size_) {
+        *has_line = false;
+        return Status::OK();
+      }
+      stop = size_;
+    } else {
+      size_t consumed = pos_;
+      scanned = size_;
+      STRATA_RETURN_IF_ERROR(Refill());
+      scanned -= consumed;
+      continue;
+    }
+    size_t len = stop - pos_;
+    if (len > 0 && base[stop - 1] == '\r') --len;
+    *line = std::string_view(base + pos_, len);
+    pos_ = std::min(stop + 1, size_);
+    *has_line = true;
+    return Status::OK();
+  }
+}
+
+}  // namespace strata::data_internal

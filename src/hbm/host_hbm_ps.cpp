@@ -1,0 +1,219 @@
+// Host HBM-PS backend: G virtual devices on CPU threads. Rows of the pass live in G
+// HostTable shards (DeviceShard); the dense parameters have one replica, since every
+// virtual device of a rank shares its memory and all replicas would be identical anyway.
+// Workers' forward/backward run concurrently (one Mlp::Workspace each); the MLP goes
+// through OpenBLAS, whose own threads are used only when one worker runs at a time.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <cstring>
+
+#include "hbm/batch_index.h"
+#include "hbm/host_table.h"
+#include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/common/thread_pool.h"
+#include "strata/hbm/hbm_ps.h"
+#include "strata/model/mlp.h"
+#include "strata/model/optimizer.h"
+
+namespace strata {
+namespace {
+
+class HostHbmPs final : public HbmPs {
+ public:
+  explicit HostHbmPs(const HbmOptions& o)
+      : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), pool_(std::max(1, o.threads)),
+        optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, mlp_.num_params()) {
+    for (int g = 0; g < o.workers; ++g) {
+      shards_.emplace_back(layout_.bytes());
+      workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch), {}, {}, {}, {}});
+    }
+    params_.resize(mlp_.num_params());
+    mlp_.InitParams(spec_.seed, params_.data());
+    // Concurrent workers each take a core; a lone worker lets OpenBLAS use them all.
+    openblas_set_num_threads(o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers));
+  }
+
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+  size_t num_dense_params() const override { return mlp_.num_params(); }
+  std::string name() const override { return "host"; }
+
+  Status BeginPass(int pass, size_t expected_keys) override {
+    pass_ = pass;
+    const size_t g = shards_.size();
+    // Shards get an even share plus slack for hash imbalance (about 6 sigma).
+    const size_t share = expected_keys / g;
+    const size_t slack = 64 + 6 * static_cast<size_t>(std::sqrt(static_cast<double>(share) + 1));
+    for (HostTable& t : shards_) t.Reset(g == 1 ? expected_keys : share + slack);
+    return Status::OK();
+  }
+
+  Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    const size_t rb = layout_.bytes();
+    for (size_t i = 0; i < n; ++i) {
+      STRATA_RETURN_IF_ERROR(Shard(keys[i]).Insert(keys[i], rows + i * rb));
+    }
+    return Status::OK();
+  }
+
+  Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
+    const size_t rb = layout_.bytes();
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* row = Shard(keys[i]).Find(keys[i]);
+      if (!row) return Status::NotFound("Export: key " + std::to_string(keys[i]) + " not in the HBM-PS");
+      std::memcpy(rows + i * rb, row, rb);
+    }
+    return Status::OK();
+  }
+
+  Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
+    Worker& w = workers_[worker];
+    const int B = batch.num_examples;
+    out->examples = B;
+    out->dense.resize(mlp_.num_params());
+    if (B == 0) {
+      out->keys.clear();
+      out->grads.clear();
+      out->counts.clear();
+      std::fill(out->dense.begin(), out->dense.end(), 0.0f);
+      out->loss_sum = 0;
+      return Status::OK();
+    }
+    STRATA_RETURN_IF_ERROR(Pool(batch, &w));
+    w.logits.resize(B);
+    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data());
+    out->loss_sum = LossAndGrad(w.logits.data(), batch.labels.data(), B, grad_scale, w.logits.data());
+    w.dinput.resize(w.input.size());
+    mlp_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
+                  w.dinput.data());
+    Scatter(batch, w, out);
+    return Status::OK();
+  }
+
+  Status Predict(int worker, const Batch& batch, float* probs) override {
+    Worker& w = workers_[worker];
+    const int B = batch.num_examples;
+    if (B == 0) return Status::OK();
+    STRATA_RETURN_IF_ERROR(Pool(batch, &w));
+    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, probs);
+    for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));
+    return Status::OK();
+  }
+
+  Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
+    const int dim = spec_.embedding_dim;
+    const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, (n + 1023) / 1024);
+    Status missing;
+    std::mutex mu;
+    pool_.ParallelFor(chunks, [&](size_t c) {
+      for (size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+        uint8_t* row = Shard(keys[i]).Find(keys[i]);
+        if (!row) {
+          std::lock_guard lock(mu);
+          missing = Status::NotFound("ApplySparse: key " + std::to_string(keys[i]) + " not in the HBM-PS");
+          continue;
+        }
+        ApplySparseRow(spec_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
+        layout_.SetFreq(row, layout_.Freq(row) + counts[i]);
+        layout_.SetLastPass(row, static_cast<uint32_t>(pass_));
+      }
+    });
+    return missing;
+  }
+
+  Status ApplyDense(const float* grad) override {
+    optimizer_.Step(params_.data(), grad, params_.size());
+    return Status::OK();
+  }
+
+  Status GetDenseState(DenseState* state) const override {
+    state->params = params_;
+    state->steps = optimizer_.steps();
+    state->m = optimizer_.m();
+    state->v = optimizer_.v();
+    return Status::OK();
+  }
+
+  Status SetDenseState(const DenseState& state) override {
+    if (state.params.size() != params_.size()) {
+      return Status::InvalidArgument("dense state has " + std::to_string(state.params.size()) +
+                                     " parameters, the model has " + std::to_string(params_.size()));
+    }
+    params_ = state.params;
+    return optimizer_.Restore(state.steps, state.m, state.v);
+  }
+
+ private:
+  struct Worker {
+    Mlp::Workspace ws;
+    BatchIndex index;
+    std::vector<float> input;   // (B, input width)
+    std::vector<float> dinput;  // (B, input width)
+    std::vector<float> logits;  // (B), then dlogits
+  };
+
+  HostTable& Shard(uint64_t key) { return shards_[DeviceShard(key, static_cast<int>(shards_.size()))]; }
+
+  // Builds the batch's gather index and the MLP input: sum-pooled embeddings per slot,
+  // then the dense features.
+  Status Pool(const Batch& batch, Worker* w) {
+    STRATA_RETURN_IF_ERROR(w->index.Build(batch, [this](uint64_t key) { return Shard(key).Find(key); }));
+    const int dim = spec_.embedding_dim, S = batch.num_slots, in = mlp_.input_width();
+    const int B = batch.num_examples;
+    w->input.assign(static_cast<size_t>(B) * in, 0.0f);
+    const auto& ids = w->index.local_ids();
+    const auto& rows = w->index.rows();
+    for (int i = 0; i < B; ++i) {
+      float* x = &w->input[static_cast<size_t>(i) * in];
+      for (int s = 0; s < S; ++s) {
+        float* out = x + s * dim;
+        for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
+          const float* e = RowLayout::Embedding(rows[ids[j]]);
+          for (int d = 0; d < dim; ++d) out[d] += e[d];
+        }
+      }
+      std::memcpy(x + S * dim, &batch.dense[static_cast<size_t>(i) * batch.num_dense],
+                  sizeof(float) * batch.num_dense);
+    }
+    return Status::OK();
+  }
+
+  // Sum pooling's backward: each occurrence's key receives its slot's input gradient.
+  void Scatter(const Batch& batch, const Worker& w, WorkerGrads* out) const {
+    const int dim = spec_.embedding_dim, S = batch.num_slots, in = mlp_.input_width();
+    out->keys = w.index.keys();
+    out->counts = w.index.counts();
+    out->grads.assign(out->keys.size() * dim, 0.0f);
+    const auto& ids = w.index.local_ids();
+    for (int i = 0; i < batch.num_examples; ++i) {
+      const float* dx = &w.dinput[static_cast<size_t>(i) * in];
+      for (int s = 0; s < S; ++s) {
+        for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
+          float* g = &out->grads[static_cast<size_t>(ids[j]) * dim];
+          for (int d = 0; d < dim; ++d) g[d] += dx[s * dim + d];
+        }
+      }
+    }
+  }
+
+  ModelSpec spec_;
+  RowLayout layout_;
+  Mlp mlp_;
+  ThreadPool pool_;
+  std::vector<HostTable> shards_;
+  std::vector<Worker> workers_;
+  std::vector<float> params_;
+  DenseOptimizer optimizer_;
+  int pass_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<HbmPs> NewHostHbmPs(const HbmOptions& options) {
+  return std::make_unique<HostHbmPs>(options);
+}
+
+}  // namespace strata

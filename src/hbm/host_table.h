@@ -1,0 +1,46 @@
+// HostTable: one host HBM-PS shard, an open-addressing (linear probing) hash table from
+// key to a fixed-size row in a flat arena, rebuilt every pass with a capacity fixed at
+// Reset. Find is safe from many threads while no Insert runs; Insert is single-threaded.
+// A full table is an error naming the sizes, never a silent drop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/common/status.h"
+
+namespace strata {
+
+class HostTable {
+ public:
+  explicit HostTable(size_t row_bytes) : row_bytes_(row_bytes) {}
+
+  // Drops every row; makes room for at least max_keys keys at load factor <= 0.5.
+  void Reset(size_t max_keys);
+
+  // Inserts or overwrites key's row (row_bytes). ResourceExhausted when full.
+  Status Insert(uint64_t key, const uint8_t* row);
+
+  // The row of key, or null when absent.
+  uint8_t* Find(uint64_t key) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == kEmpty) return nullptr;
+      if (keys_[slots_[i]] == key) return &arena_[static_cast<size_t>(slots_[i]) * row_bytes_];
+    }
+  }
+
+  size_t size() const { return keys_.size(); }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xffffffffu;
+  static uint64_t Hash(uint64_t key) { return (key * 0x9e3779b97f4a7c15ULL) >> 17; }
+
+  size_t row_bytes_;
+  size_t max_keys_ = 0;
+  std::vector<uint32_t> slots_;  // index into keys_/arena_, or kEmpty
+  std::vector<uint64_t> keys_;
+  std::vector<uint8_t> arena_;
+};
+
+}  // namespace strata

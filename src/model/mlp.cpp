@@ -1,0 +1,184 @@
+// Mlp on the host: CBLAS products plus fused elementwise passes (bias fill, ReLU, ReLU
+// mask with bias-gradient sum). The products are ordered so that each GEMM reads and
+// writes row-major buffers without copies; see mlp.h for the parameter layout.
+#include "strata/model/mlp.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "strata/common/partition.h"
+#include "strata/model/update_math.h"
+
+namespace strata {
+
+namespace {
+
+// h (B, n) = bias broadcast over rows; the GEMM then accumulates onto it (beta = 1).
+void FillBias(const float* bias, int B, int n, float* h) {
+  for (int i = 0; i < B; ++i) std::memcpy(h + static_cast<size_t>(i) * n, bias, n * sizeof(float));
+}
+
+void ReluInPlace(float* h, size_t count) {
+  for (size_t k = 0; k < count; ++k) h[k] = h[k] > 0.0f ? h[k] : 0.0f;
+}
+
+// d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order.
+void ReluMaskAndBiasGrad(const float* __restrict a, float* __restrict d, int B, int n,
+                         float* __restrict db) {
+  std::fill(db, db + n, 0.0f);
+  for (int i = 0; i < B; ++i) {
+    const float* ar = a + static_cast<size_t>(i) * n;
+    float* dr = d + static_cast<size_t>(i) * n;
+    for (int j = 0; j < n; ++j) {
+      float v = ar[j] > 0.0f ? dr[j] : 0.0f;
+      dr[j] = v;
+      db[j] += v;
+    }
+  }
+}
+
+// out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order).
+void OuterProduct(const float* __restrict d, const float* __restrict w, int B, int n,
+                  float* __restrict out) {
+  for (int i = 0; i < B; ++i) {
+    float* row = out + static_cast<size_t>(i) * n;
+    for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
+  }
+}
+
+}  // namespace
+
+Mlp::Mlp(const ModelSpec& spec) {
+  assert(spec.mlp_input_width() >= 1);
+  widths_.push_back(spec.mlp_input_width());
+  for (int w : spec.mlp) {
+    assert(w >= 1);
+    widths_.push_back(w);
+  }
+  widths_.push_back(1);
+  offsets_.push_back(0);
+  for (int l = 0; l < num_layers(); ++l) {
+    offsets_.push_back(offsets_.back() + static_cast<size_t>(fan_in(l) + 1) * fan_out(l));
+  }
+}
+
+double Mlp::flops_per_example() const {
+  double macs = 0;
+  for (int l = 0; l < num_layers(); ++l) macs += static_cast<double>(fan_in(l)) * fan_out(l);
+  return 2.0 * 3.0 * macs;  // forward, weight gradient, input gradient
+}
+
+void Mlp::InitParams(uint64_t seed, float* params) const {
+  const uint64_t base = Mix64(seed ^ 0x6d6c702d696e6974ULL);  // "mlp-init"
+  for (int l = 0; l < num_layers(); ++l) {
+    const float bound = std::sqrt(6.0f / static_cast<float>(fan_in(l)));
+    const size_t begin = weight_offset(l);
+    const size_t end = bias_offset(l);
+    for (size_t k = begin; k < end; ++k) {
+      // 24 random bits -> u in [0, 1) -> U(-bound, bound).
+      float u = static_cast<float>(Mix64(base + k) >> 40) * 0x1.0p-24f;
+      params[k] = bound * (2.0f * u - 1.0f);
+    }
+    std::fill(params + end, params + end + fan_out(l), 0.0f);
+  }
+}
+
+Mlp::Workspace Mlp::MakeWorkspace(int max_batch) const {
+  assert(max_batch >= 1);
+  Workspace ws;
+  ws.max_batch = max_batch;
+  int widest = 1;
+  for (int l = 0; l + 1 < num_layers(); ++l) {
+    ws.act.emplace_back(static_cast<size_t>(max_batch) * fan_out(l));
+    widest = std::max(widest, fan_out(l));
+  }
+  ws.grad_a.resize(static_cast<size_t>(max_batch) * widest);
+  ws.grad_b.resize(static_cast<size_t>(max_batch) * widest);
+  return ws;
+}
+
+void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
+                  float* logits) const {
+  assert(B >= 1 && B <= ws->max_batch);
+  const float* a = input;
+  const int last = num_layers() - 1;
+  for (int l = 0; l < last; ++l) {
+    const int in = fan_in(l), out = fan_out(l);
+    float* h = ws->act[l].data();
+    FillBias(params + bias_offset(l), B, out, h);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, out, in, 1.0f, a, in,
+                params + weight_offset(l), out, 1.0f, h, out);
+    ReluInPlace(h, static_cast<size_t>(B) * out);
+    a = h;
+  }
+  // Output layer (width 1): logits_i = a_i . w + b, one dot product per row. sgemv would
+  // be no faster here and sums rows in an order that depends on B.
+  const int in = fan_in(last);
+  const float* w = params + weight_offset(last);
+  const float b = params[bias_offset(last)];
+  for (int i = 0; i < B; ++i) logits[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
+}
+
+void Mlp::Backward(const float* params, const float* input, int B, const float* dlogits,
+                   Workspace* ws, float* dparams, float* dinput) const {
+  assert(B >= 1 && B <= ws->max_batch);
+  const int last = num_layers() - 1;
+  const auto layer_input = [&](int l) { return l == 0 ? input : ws->act[l - 1].data(); };
+
+  // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
+  {
+    const int in = fan_in(last);
+    const float* a = layer_input(last);
+    cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, a, in, dlogits, 1, 0.0f,
+                dparams + weight_offset(last), 1);
+    float db = 0.0f;
+    for (int i = 0; i < B; ++i) db += dlogits[i];
+    dparams[bias_offset(last)] = db;
+  }
+  if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
+    if (dinput != nullptr) OuterProduct(dlogits, params + weight_offset(0), B, fan_in(0), dinput);
+    return;
+  }
+  // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
+  float* dz = ws->grad_a.data();
+  float* spare = ws->grad_b.data();
+  {
+    const int n = fan_in(last);
+    const float* a = ws->act[last - 1].data();
+    OuterProduct(dlogits, params + weight_offset(last), B, n, dz);
+    ReluMaskAndBiasGrad(a, dz, B, n, dparams + bias_offset(last - 1));
+  }
+  // Hidden layers top-down: dz holds dLoss/dpre-activation of layer l (B, out), already
+  // masked and with its bias gradient written.
+  for (int l = last - 1; l >= 0; --l) {
+    const int in = fan_in(l), out = fan_out(l);
+    const float* a = layer_input(l);
+    const float* w = params + weight_offset(l);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, B, 1.0f, a, in, dz, out, 0.0f,
+                dparams + weight_offset(l), out);
+    float* da = l == 0 ? dinput : spare;
+    if (da == nullptr) break;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, in, out, 1.0f, dz, out, w, out, 0.0f,
+                da, in);
+    if (l == 0) break;
+    ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));
+    std::swap(dz, spare);
+  }
+}
+
+double LossAndGrad(const float* logits, const float* labels, int B, float scale,
+                   float* dlogits) {
+  double sum = 0.0;
+  for (int i = 0; i < B; ++i) {
+    const float z = logits[i];
+    sum += LogitLogLoss(z, labels[i]);
+    dlogits[i] = LogitLogLossGrad(z, labels[i], scale);
+  }
+  return sum;
+}
+
+}  // namespace strata

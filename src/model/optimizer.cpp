@@ -1,0 +1,86 @@
+// Host optimizers: row initialisation, the sparse row step and the dense Adam/SGD step,
+// all built on the per-coordinate functions of update_math.h.
+#include "strata/model/optimizer.h"
+
+#include <cassert>
+#include <string>
+#include <utility>
+
+#include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/model/update_math.h"
+
+namespace strata {
+
+void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
+  const RowLayout layout{spec.embedding_dim};
+  float* emb = RowLayout::Embedding(row);
+  float* state = layout.State(row);
+  // Counter-based: coordinate c's value hashes (key, seed, c) alone, never a stream position.
+  const uint64_t base = Mix64(key ^ Mix64(spec.seed ^ 0x726f772d696e6974ULL));  // "row-init"
+  for (int c = 0; c < spec.embedding_dim; ++c) {
+    float u = static_cast<float>(Mix64(base + static_cast<uint64_t>(c)) >> 40) * 0x1.0p-24f;
+    emb[c] = spec.init_scale * (2.0f * u - 1.0f);
+    state[c] = spec.adagrad_initial_accumulator;
+  }
+  layout.SetFreq(row, 0);
+  layout.SetLastPass(row, 0);
+}
+
+void ApplySparseRow(const ModelSpec& spec, float* embedding, float* state, const float* grad) {
+  const int dim = spec.embedding_dim;
+  const float lr = spec.lr_sparse;
+  switch (spec.sparse_optimizer) {
+    case SparseOptimizerKind::kAdagrad:
+      for (int c = 0; c < dim; ++c) AdagradUpdate(&embedding[c], &state[c], grad[c], lr);
+      break;
+    case SparseOptimizerKind::kSgd:
+      for (int c = 0; c < dim; ++c) SgdUpdate(&embedding[c], grad[c], lr);
+      break;
+  }
+}
+
+DenseOptimizer::DenseOptimizer(DenseOptimizerKind kind, float lr, size_t n)
+    : kind_(kind), lr_(lr), n_(n) {
+  if (kind_ == DenseOptimizerKind::kAdam) {
+    m_.assign(n_, 0.0f);
+    v_.assign(n_, 0.0f);
+  }
+}
+
+void DenseOptimizer::Step(float* params, const float* grad, size_t n) {
+  assert(n == n_);
+  ++steps_;
+  switch (kind_) {
+    case DenseOptimizerKind::kAdam: {
+      const AdamStepScalars k =
+          MakeAdamStepScalars(lr_, kAdamBeta1, kAdamBeta2, kAdamEps, steps_);
+      float* m = m_.data();
+      float* v = v_.data();
+      for (size_t i = 0; i < n; ++i) AdamUpdate(&params[i], &m[i], &v[i], grad[i], k);
+      break;
+    }
+    case DenseOptimizerKind::kSgd:
+      for (size_t i = 0; i < n; ++i) SgdUpdate(&params[i], grad[i], lr_);
+      break;
+  }
+}
+
+Status DenseOptimizer::Restore(int64_t steps, std::vector<float> m, std::vector<float> v) {
+  const size_t want = kind_ == DenseOptimizerKind::kAdam ? n_ : 0;
+  if (steps < 0) {
+    return Status::InvalidArgument("dense optimizer state: negative step count " +
+                                   std::to_string(steps));
+  }
+  if (m.size() != want || v.size() != want) {
+    return Status::InvalidArgument("dense optimizer state: moments of " +
+                                   std::to_string(m.size()) + "/" + std::to_string(v.size()) +
+                                   " floats, expected " + std::to_string(want) + " each");
+  }
+  steps_ = steps;
+  m_ = std::move(m);
+  v_ = std::move(v);
+  return Status::OK();
+}
+
+}  // namespace strata

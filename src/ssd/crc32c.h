@@ -1,0 +1,14 @@
+// crc32c: the Castagnoli CRC-32 (iSCSI polynomial 0x82F63B78) over a byte range, used by
+// every SSD-PS checksum. Uses the SSE4.2 crc32 instruction when the build targets it and a
+// byte-wise table otherwise; both give the same values. Pure function, thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::ssd {
+
+// Extends `crc` (0 to start) over data[0, n).
+uint32_t Crc32c(uint32_t crc, const void* data, size_t n);
+
+}  // namespace strata::ssd

@@ -1,0 +1,96 @@
+// Segment files and the record appender (see segment.h).
+#include "ssd/segment.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace strata::ssd {
+
+Segment::~Segment() { ::close(fd); }
+
+Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, bool direct, int* fd) {
+  const std::string path = dir + "/" + SegmentFileName(number);
+  int flags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
+  if (create) flags |= O_CREAT | O_EXCL;
+  *fd = ::open(path.c_str(), flags, 0644);
+  if (*fd < 0) {
+    const int err = errno;
+    if (err == ENOENT && !create) return Status::Corruption(path + ": missing, but listed in MANIFEST");
+    return ErrnoStatus((create ? "create " : "open ") + path, err);
+  }
+  return Status::OK();
+}
+
+Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<uint64_t>* bytes_written)
+    : layout_(layout),
+      buffer_units_(std::max<size_t>(1, buffer_bytes / layout.unit_bytes)),
+      bytes_written_(bytes_written),
+      buf_(NewAlignedBuffer(buffer_units_ * layout.unit_bytes)) {}
+
+Status Appender::Start(std::shared_ptr<Segment> seg) {
+  seg_ = std::move(seg);
+  first_unit_ = 0;
+  flushed_records_ = 0;
+  std::memset(buf_.get(), 0, buffer_units_ * layout_.unit_bytes);
+  AlignedBuffer header = NewAlignedBuffer(kHeaderBytes);
+  EncodeSegmentHeader(header.get(), layout_, seg_->number);
+  STRATA_RETURN_IF_ERROR(PwriteAll(seg_->fd, header.get(), kHeaderBytes, 0, seg_->path));
+  if (bytes_written_) *bytes_written_ += kHeaderBytes;
+  return Status::OK();
+}
+
+Status Appender::WriteUnits(size_t units) {
+  const size_t bytes = units * layout_.unit_bytes;
+  STRATA_RETURN_IF_ERROR(PwriteAll(seg_->fd, buf_.get(), bytes,
+                                   kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path));
+  if (bytes_written_) *bytes_written_ += bytes;
+  return Status::OK();
+}
+
+Status Appender::Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record) {
+  const uint64_t r = seg_->records.load(std::memory_order_relaxed);
+  uint64_t unit = r / layout_.per_unit - first_unit_;
+  if (unit == buffer_units_) {
+    // Buffer full of whole units: write them all and start over with an empty buffer.
+    STRATA_RETURN_IF_ERROR(WriteUnits(buffer_units_));
+    first_unit_ += buffer_units_;
+    std::memset(buf_.get(), 0, buffer_units_ * layout_.unit_bytes);
+    unit = 0;
+  }
+  uint8_t* dst = buf_.get() + unit * layout_.unit_bytes + (r % layout_.per_unit) * layout_.record_bytes;
+  EncodeRecord(dst, key, seq, row, layout_.row_bytes);
+  seg_->records.store(r + 1, std::memory_order_release);
+  *record = r;
+  return Status::OK();
+}
+
+Status Appender::Flush() {
+  const uint64_t r = seg_->records.load(std::memory_order_relaxed);
+  const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
+  if (r == flushed_records_ || end_unit == first_unit_) return Status::OK();
+  const size_t units = static_cast<size_t>(end_unit - first_unit_);
+  STRATA_RETURN_IF_ERROR(WriteUnits(units));
+  flushed_records_ = r;
+  const size_t full = static_cast<size_t>(r / layout_.per_unit - first_unit_);
+  if (full > 0) {
+    // Keep the partial last unit (if any) at the front; later appends rewrite it.
+    const size_t keep = units - full;
+    std::memmove(buf_.get(), buf_.get() + full * layout_.unit_bytes, keep * layout_.unit_bytes);
+    std::memset(buf_.get() + keep * layout_.unit_bytes, 0, (buffer_units_ - keep) * layout_.unit_bytes);
+    first_unit_ += full;
+  }
+  return Status::OK();
+}
+
+const uint8_t* Appender::Buffered(uint64_t record) const {
+  if (!seg_ || record >= seg_->records.load(std::memory_order_acquire)) return nullptr;
+  const uint64_t unit = record / layout_.per_unit;
+  if (unit < first_unit_) return nullptr;
+  return buf_.get() + (unit - first_unit_) * layout_.unit_bytes + (record % layout_.per_unit) * layout_.record_bytes;
+}
+
+}  // namespace strata::ssd

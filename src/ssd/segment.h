@@ -1,0 +1,72 @@
+// Segment: one open SSD-PS segment file and its counters. Appender: turns a stream of
+// records into large unit-aligned writes to one segment at a time (format in
+// strata/ssd/ssd_format.h), keeping the last partial unit in memory so reads of
+// just-appended records are served from the buffer.
+//
+// Thread safety: a Segment's fd is immutable and may be used by any thread; `records` and
+// `durable` are atomics written by the one thread that appends or commits; `live` is
+// guarded by the store's index lock. An Appender is used by one thread at a time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ssd/file_util.h"
+#include "strata/ssd/ssd_format.h"
+
+namespace strata::ssd {
+
+struct Segment {
+  Segment(uint64_t number, std::string path, int fd, uint32_t slot)
+      : number(number), path(std::move(path)), fd(fd), slot(slot) {}
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  const uint64_t number;
+  const std::string path;
+  const int fd;
+  const uint32_t slot;                 // index into the store's segment table
+  std::atomic<uint64_t> records{0};    // records appended so far
+  std::atomic<uint64_t> durable{0};    // records covered by the committed manifest
+  std::atomic<bool> sealed{false};     // no more appends; eligible for compaction once durable
+  uint64_t live = 0;                   // records the index points at (store's index lock)
+};
+
+// Opens dir/SegmentFileName(number): creates it (failing if it exists) when `create`,
+// otherwise opens the existing file. O_DIRECT when `direct`.
+Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, bool direct, int* fd);
+
+class Appender {
+ public:
+  // buffer_bytes is rounded down to whole units (at least one). bytes_written, if given,
+  // is advanced by every byte written to disk.
+  Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<uint64_t>* bytes_written);
+
+  // Starts appending to an empty segment: writes its header.
+  Status Start(std::shared_ptr<Segment> seg);
+  // Appends one record; *record is its number in the segment. May write full units.
+  Status Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record);
+  // Writes every buffered record, the partial last unit zero padded.
+  Status Flush();
+  // The buffered copy of `record`, or nullptr when it is only on disk.
+  const uint8_t* Buffered(uint64_t record) const;
+
+  const std::shared_ptr<Segment>& segment() const { return seg_; }
+  uint64_t file_bytes() const { return seg_ ? layout_.ExtentBytes(seg_->records) : 0; }
+
+ private:
+  Status WriteUnits(size_t units);
+
+  const RecordLayout layout_;
+  const size_t buffer_units_;
+  std::atomic<uint64_t>* bytes_written_;
+  AlignedBuffer buf_;
+  std::shared_ptr<Segment> seg_;
+  uint64_t first_unit_ = 0;      // unit number of buf_[0] in the segment
+  uint64_t flushed_records_ = 0;  // records already written by the last Flush
+};
+
+}  // namespace strata::ssd

@@ -1,0 +1,431 @@
+// SSD-PS open/recovery and the read and write paths (see ssd_store_impl.h).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "ssd/ssd_store_impl.h"
+
+namespace strata::ssd {
+namespace {
+
+constexpr size_t kMaxReadBytes = 64 << 10;       // largest coalesced read
+constexpr uint64_t kMaxGapUnits = 1;             // units read in between to merge two reads
+constexpr size_t kRecoveryChunkBytes = 4 << 20;  // sequential read size when scanning files
+constexpr size_t kScanBatch = 1 << 16;           // keys per Get while scanning
+
+}  // namespace
+
+SsdStoreImpl::SsdStoreImpl(const SsdOptions& opts)
+    : opts_(opts),
+      layout_(RecordLayout::For(opts.row_bytes)),
+      user_(layout_, opts.write_buffer_bytes, &bytes_written_) {}
+
+SsdStoreImpl::~SsdStoreImpl() {
+  {
+    std::lock_guard lk(mu_);
+    shutting_down_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_thread_.joinable()) bg_thread_.join();
+}
+
+Status SsdStoreImpl::Open() {
+  if (opts_.dir.empty()) return Status::InvalidArgument("ssd store: SsdOptions.dir is empty");
+  if (opts_.row_bytes == 0 || opts_.row_bytes > (1u << 24)) {
+    return Status::InvalidArgument(opts_.dir + ": row_bytes must be in [1, 16777216], got " +
+                                   std::to_string(opts_.row_bytes));
+  }
+  if (opts_.segment_bytes < layout_.ExtentBytes(2 * layout_.per_unit)) {
+    return Status::InvalidArgument(opts_.dir + ": segment_bytes " + std::to_string(opts_.segment_bytes) +
+                                   " too small for two units of records");
+  }
+  if (!(opts_.compact_threshold > 0.0 && opts_.compact_threshold <= 1.0)) {
+    return Status::InvalidArgument(opts_.dir + ": --ssd-compact-threshold must be in (0, 1], got " +
+                                   std::to_string(opts_.compact_threshold));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opts_.dir, ec);
+  if (ec) return Status::IOError("create directory " + opts_.dir + ": " + ec.message());
+  STRATA_RETURN_IF_ERROR(Recover());
+  if (opts_.background_compaction) {
+    bg_thread_ = std::thread(&SsdStoreImpl::BackgroundLoop, this);
+    Schedule();
+  }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::Recover() {
+  std::vector<std::string> names;
+  STRATA_RETURN_IF_ERROR(ListDir(opts_.dir, &names));
+  const std::string manifest_path = opts_.dir + "/" + kManifestName;
+  ManifestData m;
+  if (std::find(names.begin(), names.end(), kManifestName) != names.end()) {
+    std::string bytes;
+    STRATA_RETURN_IF_ERROR(ReadWholeFile(manifest_path, &bytes));
+    STRATA_RETURN_IF_ERROR(DecodeManifest(manifest_path, bytes, &m));
+    if (m.row_bytes != opts_.row_bytes) {
+      return Status::InvalidArgument(opts_.dir + ": store was written with row_bytes " +
+                                     std::to_string(m.row_bytes) + ", opened with row_bytes " +
+                                     std::to_string(opts_.row_bytes));
+    }
+  } else {
+    m.row_bytes = static_cast<uint32_t>(opts_.row_bytes);
+  }
+  uint64_t next = m.next_file_number;
+  for (const std::string& name : names) next = std::max(next, ParseSegmentFileName(name) + 1);
+  next_file_ = next;
+  // Segments first (a bad one fails the open before anything is deleted), then cleanup.
+  KeyIndex seqs;
+  for (const auto& [number, records] : m.segments) {
+    STRATA_RETURN_IF_ERROR(LoadSegment(number, records, &seqs));
+  }
+  index_.ForEach([this](uint64_t, uint64_t loc) { ++slots_[LocationSlot(loc)]->live; });
+  {
+    // Records next_file_ (so numbers of leftovers are never reused) before they go.
+    std::lock_guard lk(manifest_mu_);
+    STRATA_RETURN_IF_ERROR(CommitManifest({}, {}));
+  }
+  return RemoveUnlisted(names, m);
+}
+
+Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, KeyIndex* seqs) {
+  int fd = -1;
+  STRATA_RETURN_IF_ERROR(OpenSegmentFile(opts_.dir, number, /*create=*/false, opts_.direct_io, &fd));
+  if (slots_.size() >= (1u << kSlotBits)) {
+    ::close(fd);
+    return Status::ResourceExhausted(opts_.dir + ": more than 2^20 segments");
+  }
+  auto seg = std::make_shared<Segment>(number, opts_.dir + "/" + SegmentFileName(number), fd,
+                                       static_cast<uint32_t>(slots_.size()));
+  slots_.push_back(seg);
+  seg->records = records;
+  seg->durable = records;
+  seg->sealed = true;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus("stat " + seg->path, errno);
+  const uint64_t extent = layout_.ExtentBytes(records);
+  if (static_cast<uint64_t>(st.st_size) < extent) {
+    return Status::Corruption(seg->path + ": truncated to " + std::to_string(st.st_size) +
+                              " bytes, MANIFEST lists " + std::to_string(records) +
+                              " records needing " + std::to_string(extent));
+  }
+  if (static_cast<uint64_t>(st.st_size) > extent && ::ftruncate(fd, static_cast<off_t>(extent)) != 0) {
+    return ErrnoStatus("drop unsynced tail of " + seg->path, errno);
+  }
+  const size_t chunk_units = std::max<size_t>(1, kRecoveryChunkBytes / layout_.unit_bytes);
+  AlignedBuffer buf = NewAlignedBuffer(std::max(kHeaderBytes, chunk_units * layout_.unit_bytes));
+  size_t got = 0;
+  STRATA_RETURN_IF_ERROR(PreadAll(fd, buf.get(), kHeaderBytes, 0, seg->path, &got));
+  STRATA_RETURN_IF_ERROR(CheckSegmentHeader(seg->path, buf.get(), opts_.row_bytes, number));
+  const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
+  for (uint64_t u = 0; u < units; u += chunk_units) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
+    const uint64_t offset = kHeaderBytes + u * layout_.unit_bytes;
+    STRATA_RETURN_IF_ERROR(PreadAll(fd, buf.get(), n * layout_.unit_bytes, offset, seg->path, &got));
+    bytes_read_ += got;
+    const uint64_t end = std::min(records, (u + n) * layout_.per_unit);
+    for (uint64_t r = u * layout_.per_unit; r < end; ++r) {
+      const uint8_t* p = buf.get() + (layout_.Offset(r) - offset);
+      uint64_t key = 0, seq = 0, prev = 0, unused = 0;
+      if (!DecodeRecord(p, opts_.row_bytes, &key, &seq)) {
+        return Status::Corruption(seg->path + ": record " + std::to_string(r) + " at offset " +
+                                  std::to_string(layout_.Offset(r)) + ": checksum mismatch");
+      }
+      if (!seqs->Find(key, &prev) || seq > prev) {
+        seqs->Upsert(key, seq, &unused);
+        index_.Upsert(key, MakeLocation(seg->slot, r), &unused);
+      }
+      next_seq_ = std::max(next_seq_, seq + 1);
+    }
+  }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m) {
+  std::set<uint64_t> listed;
+  for (const auto& seg : m.segments) listed.insert(seg.first);
+  for (const std::string& name : names) {
+    const uint64_t number = ParseSegmentFileName(name);
+    if (name != kManifestTmpName && (number == 0 || listed.count(number))) continue;
+    const std::string path = opts_.dir + "/" + name;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("remove leftover " + path, errno);
+  }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::NewSegment(SegmentPtr* out) {
+  const uint64_t number = next_file_++;
+  int fd = -1;
+  STRATA_RETURN_IF_ERROR(OpenSegmentFile(opts_.dir, number, /*create=*/true, opts_.direct_io, &fd));
+  std::unique_lock lk(index_mu_);
+  uint32_t slot = 0;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else if (slots_.size() < (1u << kSlotBits)) {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    ::close(fd);
+    return Status::ResourceExhausted(opts_.dir + ": more than 2^20 segments");
+  }
+  slots_[slot] = std::make_shared<Segment>(number, opts_.dir + "/" + SegmentFileName(number), fd, slot);
+  *out = slots_[slot];
+  return Status::OK();
+}
+
+void SsdStoreImpl::DropSegments(const std::vector<SegmentPtr>& segs) {
+  for (const SegmentPtr& seg : segs) {
+    assert(slots_[seg->slot] == seg);
+    slots_[seg->slot] = nullptr;
+    free_slots_.push_back(seg->slot);
+  }
+}
+
+Status SsdStoreImpl::KeepError(const Status& st) {
+  std::lock_guard lk(mu_);
+  if (bg_error_.ok()) bg_error_ = st;
+  idle_cv_.notify_all();
+  return st;
+}
+
+Status SsdStoreImpl::error() const {
+  std::lock_guard lk(mu_);
+  return bg_error_;
+}
+
+bool SsdStoreImpl::shutting_down() const {
+  std::lock_guard lk(mu_);
+  return shutting_down_;
+}
+
+std::unique_ptr<BatchReader> SsdStoreImpl::TakeReader() {
+  {
+    std::lock_guard lk(readers_mu_);
+    if (!readers_.empty()) {
+      auto r = std::move(readers_.back());
+      readers_.pop_back();
+      return r;
+    }
+  }
+  return std::make_unique<BatchReader>(opts_.queue_depth, std::max(kMaxReadBytes, layout_.unit_bytes));
+}
+
+void SsdStoreImpl::ReturnReader(std::unique_ptr<BatchReader> r) {
+  std::lock_guard lk(readers_mu_);
+  readers_.push_back(std::move(r));
+}
+
+Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) {
+  std::vector<std::pair<uint64_t, size_t>> wants;  // (location, position in keys)
+  wants.reserve(n);
+  std::vector<SegmentPtr> segs;
+  {
+    std::shared_lock lk(index_mu_);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t loc = 0;
+      found[i] = index_.Find(keys[i], &loc);
+      if (found[i]) wants.emplace_back(loc, i);
+    }
+    if (!wants.empty()) segs = slots_;
+  }
+  std::sort(wants.begin(), wants.end());
+  const size_t rb = opts_.row_bytes;
+  const Segment* active = user_.segment().get();
+  // Coalesce records of neighbouring units into one read; op_end[k] is the end of op k's
+  // range in `disk`.
+  std::vector<std::pair<uint64_t, size_t>> disk;
+  std::vector<ReadOp> ops;
+  std::vector<size_t> op_end;
+  const size_t max_read = std::max(kMaxReadBytes, layout_.unit_bytes);
+  for (const auto& [loc, i] : wants) {
+    const Segment* seg = segs[LocationSlot(loc)].get();
+    assert(seg != nullptr);
+    const uint64_t rec = LocationRecord(loc);
+    if (seg == active) {
+      if (const uint8_t* p = user_.Buffered(rec)) {
+        std::memcpy(rows + i * rb, p + 16, rb);
+        continue;
+      }
+    }
+    const uint64_t unit_at = layout_.Offset(rec) / layout_.unit_bytes * layout_.unit_bytes;
+    ReadOp* last = ops.empty() ? nullptr : &ops.back();
+    if (last != nullptr && last->fd == seg->fd &&
+        unit_at <= last->offset + last->length + kMaxGapUnits * layout_.unit_bytes &&
+        unit_at + layout_.unit_bytes - last->offset <= max_read) {
+      last->length = static_cast<uint32_t>(std::max<uint64_t>(last->length, unit_at + layout_.unit_bytes - last->offset));
+    } else {
+      ops.push_back(ReadOp{seg->fd, unit_at, static_cast<uint32_t>(layout_.unit_bytes), &seg->path});
+      op_end.push_back(disk.size());
+    }
+    disk.emplace_back(loc, i);
+    op_end.back() = disk.size();
+  }
+  if (ops.empty()) return Status::OK();
+  uint64_t read_bytes = 0;
+  for (const ReadOp& op : ops) read_bytes += op.length;
+  bytes_read_ += read_bytes;
+  std::unique_ptr<BatchReader> reader = TakeReader();
+  Status st = reader->Run(ops, [&](size_t k, const uint8_t* data) -> Status {
+    for (size_t d = k == 0 ? 0 : op_end[k - 1]; d < op_end[k]; ++d) {
+      const auto [loc, i] = disk[d];
+      const uint64_t at = layout_.Offset(LocationRecord(loc));
+      const uint8_t* p = data + (at - ops[k].offset);
+      uint64_t key = 0, seq = 0;
+      if (!DecodeRecord(p, rb, &key, &seq)) {
+        return Status::Corruption(*ops[k].path + ": record " + std::to_string(LocationRecord(loc)) +
+                                  " at offset " + std::to_string(at) + ": checksum mismatch");
+      }
+      if (key != keys[i]) {
+        return Status::Corruption(*ops[k].path + ": record " + std::to_string(LocationRecord(loc)) +
+                                  " holds key " + std::to_string(key) + ", index expects " + std::to_string(keys[i]));
+      }
+      std::memcpy(rows + i * rb, p + 16, rb);
+    }
+    return Status::OK();
+  });
+  ReturnReader(std::move(reader));
+  return st;
+}
+
+Status SsdStoreImpl::RollUserSegment() {
+  if (const SegmentPtr& cur = user_.segment()) {
+    STRATA_RETURN_IF_ERROR(user_.Flush());
+    cur->sealed = true;
+    unsynced_.push_back(cur);
+  }
+  SegmentPtr seg;
+  STRATA_RETURN_IF_ERROR(NewSegment(&seg));
+  return user_.Start(std::move(seg));
+}
+
+Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  STRATA_RETURN_IF_ERROR(error());
+  std::vector<uint64_t> locs(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Segment* seg = user_.segment().get();
+    if (seg == nullptr || layout_.ExtentBytes(seg->records + 1) > opts_.segment_bytes) {
+      Status st = RollUserSegment();
+      if (!st.ok()) return KeepError(st);
+      seg = user_.segment().get();
+    }
+    uint64_t rec = 0;
+    Status st = user_.Append(keys[i], next_seq_++, rows + i * opts_.row_bytes, &rec);
+    if (!st.ok()) return KeepError(st);
+    locs[i] = MakeLocation(seg->slot, rec);
+  }
+  {
+    std::unique_lock lk(index_mu_);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t old = 0;
+      if (index_.Upsert(keys[i], locs[i], &old)) --slots_[LocationSlot(old)]->live;
+      ++slots_[LocationSlot(locs[i])]->live;
+    }
+  }
+  user_bytes_written_ += n * opts_.row_bytes;
+  return Status::OK();
+}
+
+Status SsdStoreImpl::Sync() {
+  STRATA_RETURN_IF_ERROR(error());
+  std::vector<SegmentPtr> promote = unsynced_;
+  if (const SegmentPtr& cur = user_.segment()) {
+    Status st = user_.Flush();
+    if (!st.ok()) return KeepError(st);
+    promote.push_back(cur);
+  }
+  bool changed = false;
+  for (const SegmentPtr& seg : promote) {
+    if (seg->records == seg->durable) continue;
+    changed = true;
+    Status st = SyncFile(seg->fd, seg->path);
+    if (!st.ok()) return KeepError(st);
+  }
+  if (!changed) return Status::OK();
+  {
+    std::lock_guard lk(manifest_mu_);
+    Status st = CommitManifest(promote, {});
+    if (!st.ok()) return KeepError(st);
+  }
+  unsynced_.clear();
+  Schedule();
+  return Status::OK();
+}
+
+Status SsdStoreImpl::Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) {
+  std::vector<uint64_t> keys;
+  {
+    std::shared_lock lk(index_mu_);
+    keys.reserve(index_.size());
+    index_.ForEach([&](uint64_t key, uint64_t) { keys.push_back(key); });
+  }
+  std::vector<uint8_t> rows(kScanBatch * opts_.row_bytes);
+  std::vector<uint8_t> found(kScanBatch);
+  for (size_t at = 0; at < keys.size(); at += kScanBatch) {
+    const size_t n = std::min(kScanBatch, keys.size() - at);
+    STRATA_RETURN_IF_ERROR(Get(keys.data() + at, n, rows.data(), found.data()));
+    for (size_t i = 0; i < n; ++i) {
+      if (found[i]) visit(keys[at + i], rows.data() + i * opts_.row_bytes);
+    }
+  }
+  return Status::OK();
+}
+
+uint64_t SsdStoreImpl::num_keys() const {
+  std::shared_lock lk(index_mu_);
+  return index_.size();
+}
+
+size_t SsdStoreImpl::num_segments() const {
+  std::shared_lock lk(index_mu_);
+  return static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const SegmentPtr& s) { return s != nullptr; }));
+}
+
+StoreStats SsdStoreImpl::stats() const {
+  StoreStats s;
+  {
+    std::shared_lock lk(index_mu_);
+    s.live_keys = index_.size();
+    s.index_bytes = index_.bytes();
+    size_t listed = 0;
+    for (const SegmentPtr& seg : slots_) {
+      if (seg == nullptr) continue;
+      s.disk_bytes += layout_.ExtentBytes(seg->records);
+      ++listed;
+    }
+    s.disk_bytes += 36 + 16 * listed;  // the manifest
+  }
+  s.logical_bytes = s.live_keys * opts_.row_bytes;
+  s.bytes_read = bytes_read_;
+  s.bytes_written = bytes_written_;
+  s.user_bytes_written = user_bytes_written_;
+  s.compactions = compactions_;
+  s.compaction_bytes = compaction_bytes_;
+  return s;
+}
+
+}  // namespace strata::ssd
+
+namespace strata {
+
+Status OpenSsdStore(const SsdOptions& opts, std::unique_ptr<SsdStore>* out) {
+  auto store = std::make_unique<ssd::SsdStoreImpl>(opts);
+  STRATA_RETURN_IF_ERROR(store->Open());
+  *out = std::move(store);
+  return Status::OK();
+}
+
+Status OpenSsdStore(const SsdOptions& opts, std::unique_ptr<RowStore>* out) {
+  std::unique_ptr<SsdStore> store;
+  STRATA_RETURN_IF_ERROR(OpenSsdStore(opts, &store));
+  *out = std::move(store);
+  return Status::OK();
+}
+
+}  // namespace strata

@@ -1,0 +1,111 @@
+// SsdStoreImpl: the SSD-PS behind strata/ssd/ssd_store.h. This header is private to
+// src/ssd; ssd_store.cpp holds open/recovery and the read and write paths,
+// ssd_compaction.cpp the background compaction and the manifest commit they share.
+//
+// Locks, always taken in this order when nested:
+//   compact_mu_   one compaction at a time (background thread or CompactNow).
+//   manifest_mu_  serializes manifest commits (Sync, compaction) and the segment-set
+//                 changes that go with them; held across the commit's file I/O.
+//   index_mu_     (shared) index_, slots_ and every Segment::live. Gets hold it shared
+//                 only while looking up locations, never across disk reads.
+//   mu_           background-thread state and bg_error_.
+// The append path (user_, unsynced_, next_seq_) belongs to the caller of Put/Sync, which
+// RowStore already serializes.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <vector>
+
+#include "ssd/batch_reader.h"
+#include "ssd/key_index.h"
+#include "ssd/segment.h"
+#include "strata/ssd/ssd_store.h"
+
+namespace strata::ssd {
+
+class SsdStoreImpl final : public SsdStore {
+ public:
+  explicit SsdStoreImpl(const SsdOptions& opts);
+  ~SsdStoreImpl() override;  // stops the compactor; unsynced Puts are dropped
+
+  Status Open();
+
+  size_t row_bytes() const override { return opts_.row_bytes; }
+  Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override;
+  Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override;
+  Status Sync() override;
+  Status Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) override;
+  uint64_t num_keys() const override;
+  StoreStats stats() const override;
+  Status CompactNow() override;
+  Status WaitForCompaction() override;
+  size_t num_segments() const override;
+
+ private:
+  using SegmentPtr = std::shared_ptr<Segment>;
+
+  // --- ssd_store.cpp
+  Status Recover();
+  Status LoadSegment(uint64_t number, uint64_t records, KeyIndex* seqs);
+  Status RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m);
+  Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
+  void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
+  Status RollUserSegment();
+  Status KeepError(const Status& st);    // records the first error, returns it
+  Status error() const;
+  bool shutting_down() const;
+  std::unique_ptr<BatchReader> TakeReader();
+  void ReturnReader(std::unique_ptr<BatchReader> r);
+
+  // --- ssd_compaction.cpp
+  // Writes the manifest of the durable set: every segment's `durable` count, with
+  // `records` for those in `promote`, without `drop`. REQUIRES: manifest_mu_ held.
+  Status CommitManifest(const std::vector<SegmentPtr>& promote, const std::vector<SegmentPtr>& drop);
+  void BackgroundLoop();
+  void Schedule();
+  Status CompactRounds();                // REQUIRES: compact_mu_ held
+  std::vector<SegmentPtr> PickVictims();
+  Status Rewrite(const std::vector<SegmentPtr>& victims);
+
+  const SsdOptions opts_;
+  const RecordLayout layout_;
+  std::atomic<uint64_t> next_file_{1};
+
+  std::mutex compact_mu_;
+  std::mutex manifest_mu_;
+
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<BatchReader>> readers_;  // idle readers, guarded by readers_mu_
+
+  mutable std::shared_mutex index_mu_;
+  KeyIndex index_;                        // guarded by index_mu_
+  std::vector<SegmentPtr> slots_;         // guarded by index_mu_; nullptr = free slot
+  std::vector<uint32_t> free_slots_;      // guarded by index_mu_
+
+  mutable std::mutex mu_;
+  std::condition_variable bg_cv_;         // wakes the compactor
+  std::condition_variable idle_cv_;       // signals the compactor went idle
+  bool bg_pending_ = false;               // guarded by mu_
+  bool bg_running_ = false;               // guarded by mu_
+  bool shutting_down_ = false;            // guarded by mu_
+  Status bg_error_;                       // guarded by mu_
+  std::thread bg_thread_;
+
+  // Append path, owned by the Put/Sync caller.
+  Appender user_;
+  std::vector<SegmentPtr> unsynced_;      // sealed since the last Sync, not yet fdatasync'ed
+  uint64_t next_seq_ = 1;
+
+  std::atomic<uint64_t> bytes_read_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> user_bytes_written_{0};
+  std::atomic<uint64_t> compactions_{0};
+  std::atomic<uint64_t> compaction_bytes_{0};
+};
+
+}  // namespace strata::ssd

@@ -1,0 +1,208 @@
+// ShardPlan and ExpandInputs: every line read exactly once for several worker counts over
+// plain, gzip and unterminated files; plans depend only on (files, W); wire round trip;
+// clear errors for missing, unmatched and empty inputs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "data_test_files.h"
+#include "strata/common/partition.h"
+#include "strata/data/criteo_reader.h"
+#include "strata/data/input_files.h"
+#include "strata/data/shard_plan.h"
+
+namespace strata {
+namespace {
+
+using test::TempDir;
+
+// One-slot, one-integer rows; the token of global line g is hex(g + 1), so a key names its line.
+std::string Rows(int first, int count, bool trailing_newline = true) {
+  std::string text;
+  for (int g = first; g < first + count; ++g) {
+    char row[64];
+    std::snprintf(row, sizeof(row), "%d\t%d\t%x", g % 2, g, g + 1);
+    text += row;
+    if (g + 1 < first + count || trailing_newline) text += '\n';
+  }
+  return text;
+}
+
+constexpr TsvSchema kTinySchema{1, 1};
+
+// Files of 10 (plain), 0 (empty), 7 (gzip), 3 (gzip without the .gz name) and 5 (plain, no
+// final newline) lines: 25 in all, in this order.
+std::vector<std::string> MakeInputs(const TempDir& dir) {
+  test::WriteText(dir.File("a.tsv"), Rows(0, 10));
+  test::WriteText(dir.File("b.tsv"), "");
+  test::WriteGzip(dir.File("c.tsv.gz"), Rows(10, 7));
+  test::WriteGzip(dir.File("d.tsv"), Rows(17, 3));
+  test::WriteText(dir.File("e.tsv"), Rows(20, 5, false));
+  return {dir.File("a.tsv"), dir.File("b.tsv"), dir.File("c.tsv.gz"), dir.File("d.tsv"), dir.File("e.tsv")};
+}
+
+// Global line indices that worker w reads, in reading order.
+std::vector<int> ReadChunk(const ShardPlan& plan, int w) {
+  ChunkReader reader(plan, w, kTinySchema);
+  Batch batch;
+  std::vector<int> lines;
+  for (;;) {
+    REQUIRE(reader.Next(3, &batch).ok());
+    if (batch.num_examples == 0) break;
+    for (uint64_t key : batch.keys) {
+      for (int g = 0; g < 1000; ++g) {
+        if (SlotKey(0, static_cast<uint64_t>(g + 1)) == key) lines.push_back(g);
+      }
+    }
+  }
+  CHECK(reader.bad_rows() == 0);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("data: plan covers every line exactly once, in contiguous per-worker ranges") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  for (int workers : {1, 2, 3, 4, 7}) {
+    CAPTURE(workers);
+    ShardPlan plan;
+    REQUIRE(PlanShards(files, workers, &plan).ok());
+    REQUIRE(plan.total_lines() == 25);
+    REQUIRE(plan.num_workers() == workers);
+    std::vector<int> all;
+    for (int w = 0; w < workers; ++w) {
+      std::vector<int> lines = ReadChunk(plan, w);
+      int lo = static_cast<int>(25 * w / workers);
+      int hi = static_cast<int>(25 * (w + 1) / workers);
+      CHECK(plan.chunk_lines(w) == static_cast<uint64_t>(hi - lo));
+      REQUIRE(lines.size() == static_cast<size_t>(hi - lo));
+      for (int i = 0; i < hi - lo; ++i) CHECK(lines[static_cast<size_t>(i)] == lo + i);
+      all.insert(all.end(), lines.begin(), lines.end());
+    }
+    std::sort(all.begin(), all.end());
+    CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+    CHECK(all.size() == 25);
+  }
+}
+
+TEST_CASE("data: plain pieces start and end on line boundaries") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  ShardPlan plan;
+  REQUIRE(PlanShards(files, 7, &plan).ok());
+  CHECK(plan.files()[2].gzip);
+  CHECK(plan.files()[3].gzip);  // detected by magic bytes, not by name
+  CHECK_FALSE(plan.files()[4].gzip);
+  for (int w = 0; w < 7; ++w) {
+    for (const ShardPiece& p : plan.chunk(w)) {
+      const InputFile& f = plan.files()[p.file];
+      if (f.gzip) {
+        CHECK(p.begin_byte == 0);
+        CHECK(p.end_byte == 0);
+        continue;
+      }
+      std::string text = test::ReadBytes(f.path);
+      CHECK((p.begin_byte == 0 || text[p.begin_byte - 1] == '\n'));
+      CHECK((p.end_byte == text.size() || text[p.end_byte - 1] == '\n'));
+      std::string piece = text.substr(p.begin_byte, p.end_byte - p.begin_byte);
+      uint64_t newlines = static_cast<uint64_t>(std::count(piece.begin(), piece.end(), '\n'));
+      CHECK(newlines + (piece.back() != '\n' ? 1 : 0) == p.num_lines);
+    }
+  }
+}
+
+TEST_CASE("data: plan depends only on files and W, and survives the wire") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  ShardPlan a, b, c;
+  REQUIRE(PlanShards(files, 4, &a).ok());
+  REQUIRE(PlanShards(files, 4, &b).ok());
+  CHECK(a == b);
+  std::string wire = a.Serialize();
+  REQUIRE(ShardPlan::Deserialize(wire, &c).ok());
+  CHECK(c == a);
+  CHECK(c.Serialize() == wire);
+
+  ShardPlan bad;
+  CHECK(ShardPlan::Deserialize(wire.substr(0, wire.size() - 1), &bad).code() == Status::Code::kCorruption);
+  CHECK(ShardPlan::Deserialize(wire + "x", &bad).code() == Status::Code::kCorruption);
+  CHECK(ShardPlan::Deserialize("", &bad).code() == Status::Code::kCorruption);
+  std::string flipped = wire;
+  flipped[0] = 'X';
+  CHECK(ShardPlan::Deserialize(flipped, &bad).code() == Status::Code::kCorruption);
+}
+
+TEST_CASE("data: input expansion of files and globs") {
+  TempDir dir;
+  MakeInputs(dir);
+  std::vector<std::string> files;
+  REQUIRE(ExpandInputs({dir.File("e.tsv"), dir.File("[a-c].tsv*")}, &files).ok());
+  CHECK(files == std::vector<std::string>{dir.File("e.tsv"), dir.File("a.tsv"), dir.File("b.tsv"),
+                                          dir.File("c.tsv.gz")});
+  bool gzip = true;
+  REQUIRE(IsGzipFile(dir.File("a.tsv"), &gzip).ok());
+  CHECK_FALSE(gzip);
+  REQUIRE(IsGzipFile(dir.File("d.tsv"), &gzip).ok());
+  CHECK(gzip);
+  REQUIRE(IsGzipFile(dir.File("b.tsv"), &gzip).ok());
+  CHECK_FALSE(gzip);
+}
+
+TEST_CASE("data: missing, unmatched and empty inputs give errors naming them") {
+  TempDir dir;
+  std::vector<std::string> files;
+  Status st = ExpandInputs({dir.File("missing.tsv")}, &files);
+  CHECK(st.code() == Status::Code::kNotFound);
+  CHECK(st.message().find("missing.tsv") != std::string::npos);
+  CHECK(files.empty());
+
+  st = ExpandInputs({dir.File("part-*.tsv")}, &files);
+  CHECK(st.code() == Status::Code::kNotFound);
+  CHECK(st.message().find("part-*.tsv") != std::string::npos);
+
+  st = ExpandInputs({dir.path()}, &files);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find("directory") != std::string::npos);
+
+  test::WriteText(dir.File("empty1.tsv"), "");
+  test::WriteGzip(dir.File("empty2.tsv.gz"), "");
+  ShardPlan plan;
+  st = PlanShards({dir.File("empty1.tsv"), dir.File("empty2.tsv.gz")}, 2, &plan);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK(st.message() == "no examples in " + dir.File("empty1.tsv") + ", " + dir.File("empty2.tsv.gz"));
+
+  test::WriteText(dir.File("one.tsv"), "1\t2\t3\n");
+  CHECK(PlanShards({dir.File("one.tsv")}, 0, &plan).code() == Status::Code::kInvalidArgument);
+  CHECK(PlanShards({}, 1, &plan).code() == Status::Code::kInvalidArgument);
+  st = PlanShards({dir.File("gone.tsv")}, 1, &plan);
+  CHECK(st.code() == Status::Code::kNotFound);
+  CHECK(st.message().find("gone.tsv") != std::string::npos);
+}
+
+TEST_CASE("data: more workers than lines leaves the extra chunks empty") {
+  TempDir dir;
+  test::WriteText(dir.File("two.tsv"), Rows(0, 2));
+  ShardPlan plan;
+  REQUIRE(PlanShards({dir.File("two.tsv")}, 5, &plan).ok());
+  uint64_t lines = 0;
+  for (int w = 0; w < 5; ++w) lines += plan.chunk_lines(w);
+  CHECK(lines == 2);
+  CHECK(plan.chunk(0).empty());
+  ChunkReader reader(plan, 0, kTinySchema);
+  Batch batch;
+  REQUIRE(reader.Next(8, &batch).ok());
+  CHECK(batch.num_examples == 0);
+}
+
+TEST_CASE("data: ChunkBegin splits evenly without overflow") {
+  CHECK(ChunkBegin(25, 7, 0) == 0);
+  CHECK(ChunkBegin(25, 7, 3) == 10);
+  CHECK(ChunkBegin(25, 7, 7) == 25);
+  const uint64_t huge = uint64_t{1} << 62;
+  CHECK(ChunkBegin(huge, 1000, 999) == huge / 1000 * 999 + (huge % 1000) * 999 / 1000);
+}
+
+}  // namespace strata

@@ -1,0 +1,157 @@
+// Optimizers: sparse Adagrad/SGD and dense Adam/SGD against hand-computed steps, row
+// initialisation as a pure function of (key, seed), and exact state save/restore.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "strata/common/row.h"
+#include "strata/model/optimizer.h"
+
+namespace strata {
+namespace {
+
+std::vector<uint8_t> NewRow(const ModelSpec& spec, uint64_t key) {
+  std::vector<uint8_t> row(RowLayout{spec.embedding_dim}.bytes());
+  InitRow(spec, key, row.data());
+  return row;
+}
+
+TEST_CASE("model: InitRow is a pure function of key and seed") {
+  ModelSpec spec;
+  const RowLayout layout{spec.embedding_dim};
+  const auto a = NewRow(spec, 12345);
+  CHECK(a == NewRow(spec, 12345));
+  CHECK(a != NewRow(spec, 12346));
+  ModelSpec other_seed = spec;
+  other_seed.seed = spec.seed + 1;
+  CHECK(a != NewRow(other_seed, 12345));
+
+  const float* emb = RowLayout::Embedding(a.data());
+  const float* state = layout.State(a.data());
+  for (int c = 0; c < spec.embedding_dim; ++c) {
+    CHECK(std::fabs(emb[c]) <= spec.init_scale);
+    CHECK(state[c] == spec.adagrad_initial_accumulator);
+  }
+  CHECK(emb[0] != emb[1]);  // coordinates draw different values
+  CHECK(layout.Freq(a.data()) == 0u);
+  CHECK(layout.LastPass(a.data()) == 0u);
+
+  // Over many keys the values fill (-s, s) evenly: mean near 0, spread near s / sqrt(3).
+  double sum = 0, sq = 0;
+  const int kKeys = 2000;
+  for (uint64_t key = 0; key < kKeys; ++key) {
+    const auto row = NewRow(spec, key);
+    for (int c = 0; c < spec.embedding_dim; ++c) {
+      const double v = RowLayout::Embedding(row.data())[c];
+      sum += v;
+      sq += v * v;
+    }
+  }
+  const double n = kKeys * spec.embedding_dim;
+  CHECK(std::fabs(sum / n) < 0.02 * spec.init_scale);
+  CHECK(std::sqrt(sq / n) == doctest::Approx(spec.init_scale / std::sqrt(3.0)).epsilon(0.02));
+}
+
+TEST_CASE("model: ApplySparseRow Adagrad and SGD match hand-computed steps") {
+  ModelSpec spec;
+  spec.embedding_dim = 2;
+  spec.lr_sparse = 0.1f;
+  spec.adagrad_initial_accumulator = 0.5f;
+  std::vector<float> w = {1.0f, -2.0f}, s = {0.5f, 0.5f};
+  const std::vector<float> g1 = {0.5f, -1.0f}, g2 = {1.0f, 0.0f};
+
+  SUBCASE("adagrad") {
+    ApplySparseRow(spec, w.data(), s.data(), g1.data());
+    CHECK(s[0] == doctest::Approx(0.75));
+    CHECK(s[1] == doctest::Approx(1.5));
+    CHECK(w[0] == doctest::Approx(1.0 - 0.1 * 0.5 / std::sqrt(0.75)));
+    CHECK(w[1] == doctest::Approx(-2.0 + 0.1 * 1.0 / std::sqrt(1.5)));
+    ApplySparseRow(spec, w.data(), s.data(), g2.data());
+    CHECK(s[0] == doctest::Approx(1.75));
+    CHECK(s[1] == doctest::Approx(1.5));
+    CHECK(w[0] == doctest::Approx(1.0 - 0.05 / std::sqrt(0.75) - 0.1 / std::sqrt(1.75)));
+    CHECK(w[1] == doctest::Approx(-2.0 + 0.1 / std::sqrt(1.5)));
+  }
+  SUBCASE("sgd") {
+    spec.sparse_optimizer = SparseOptimizerKind::kSgd;
+    ApplySparseRow(spec, w.data(), s.data(), g1.data());
+    ApplySparseRow(spec, w.data(), s.data(), g2.data());
+    CHECK(w[0] == doctest::Approx(1.0 - 0.05 - 0.1));
+    CHECK(w[1] == doctest::Approx(-2.0 + 0.1));
+    CHECK(s[0] == 0.5f);  // state untouched
+    CHECK(s[1] == 0.5f);
+  }
+}
+
+TEST_CASE("model: DenseOptimizer Adam matches hand-computed bias-corrected steps") {
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  DenseOptimizer opt(DenseOptimizerKind::kAdam, static_cast<float>(lr), 2);
+  std::vector<float> p = {1.0f, -1.0f};
+  const std::vector<std::vector<float>> grads = {{0.5f, -2.0f}, {-0.25f, 1.0f}, {1.0f, 3.0f}};
+  std::vector<double> ep = {1.0, -1.0}, m = {0, 0}, v = {0, 0};
+  for (size_t t = 1; t <= grads.size(); ++t) {
+    opt.Step(p.data(), grads[t - 1].data(), 2);
+    for (int i = 0; i < 2; ++i) {
+      const double g = grads[t - 1][i];
+      m[i] = b1 * m[i] + (1 - b1) * g;
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
+      const double mhat = m[i] / (1 - std::pow(b1, t)), vhat = v[i] / (1 - std::pow(b2, t));
+      ep[i] -= lr * mhat / (std::sqrt(vhat) + eps);
+      CHECK(p[i] == doctest::Approx(ep[i]).epsilon(1e-6));
+      CHECK(opt.m()[i] == doctest::Approx(m[i]).epsilon(1e-6));
+      CHECK(opt.v()[i] == doctest::Approx(v[i]).epsilon(1e-6));
+    }
+  }
+  CHECK(opt.steps() == 3);
+  // The first step moves each coordinate by lr against its gradient's sign.
+  DenseOptimizer fresh(DenseOptimizerKind::kAdam, 0.01f, 1);
+  float q = 0.0f;
+  const float g = -7.0f;
+  fresh.Step(&q, &g, 1);
+  CHECK(q == doctest::Approx(0.01));
+}
+
+TEST_CASE("model: DenseOptimizer SGD keeps no moments") {
+  DenseOptimizer opt(DenseOptimizerKind::kSgd, 0.5f, 2);
+  std::vector<float> p = {1.0f, 2.0f};
+  const std::vector<float> g = {0.25f, -1.0f};
+  opt.Step(p.data(), g.data(), 2);
+  CHECK(p[0] == 0.875f);
+  CHECK(p[1] == 2.5f);
+  CHECK(opt.steps() == 1);
+  CHECK(opt.m().empty());
+  CHECK(opt.v().empty());
+}
+
+TEST_CASE("model: DenseOptimizer state restores exactly") {
+  const size_t n = 5;
+  DenseOptimizer a(DenseOptimizerKind::kAdam, 0.001f, n);
+  std::vector<float> pa(n, 0.5f);
+  std::vector<float> g(n);
+  for (int t = 0; t < 3; ++t) {
+    for (size_t i = 0; i < n; ++i) g[i] = 0.1f * static_cast<float>(i + t) - 0.2f;
+    a.Step(pa.data(), g.data(), n);
+  }
+  DenseOptimizer b(DenseOptimizerKind::kAdam, 0.001f, n);
+  REQUIRE(b.Restore(a.steps(), a.m(), a.v()).ok());
+  std::vector<float> pb = pa;
+  a.Step(pa.data(), g.data(), n);
+  b.Step(pb.data(), g.data(), n);
+  CHECK(std::memcmp(pa.data(), pb.data(), n * sizeof(float)) == 0);
+  CHECK(a.m() == b.m());
+  CHECK(a.v() == b.v());
+
+  const Status wrong_size = b.Restore(1, std::vector<float>(n - 1), std::vector<float>(n));
+  CHECK(wrong_size.code() == Status::Code::kInvalidArgument);
+  CHECK(wrong_size.message().find("expected 5") != std::string::npos);
+  CHECK_FALSE(b.Restore(-1, a.m(), a.v()).ok());
+  DenseOptimizer sgd(DenseOptimizerKind::kSgd, 0.1f, n);
+  CHECK_FALSE(sgd.Restore(1, a.m(), a.v()).ok());
+  CHECK(sgd.Restore(7, {}, {}).ok());
+  CHECK(sgd.steps() == 7);
+}
+
+}  // namespace
+}  // namespace strata
