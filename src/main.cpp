@@ -1,5 +1,6 @@
-// strata-train: the SPMD entry point. Parses flags (exit 2 on a bad one), starts MPI and
-// runs the training job; any error ends every rank with a message and a nonzero exit.
+// strata-train: the SPMD entry point. Parses flags and starts MPI, then runs the training
+// job. Exit status: 0 done; 2 a bad flag or config file (usage); 1 any other error (input
+// data, I/O, communication, device), reported once by rank 0 after all ranks agreed on it.
 #include <fmt/format.h>
 
 #include "strata/comm/comm.h"
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   st = strata::RunTraining(options, &comm);
   if (!st.ok()) {
     if (comm.rank() == 0) fmt::print(stderr, "strata-train: error: {}\n", st.ToString());
-    return st.code() == strata::Status::Code::kInvalidArgument ? 2 : 1;
+    return 1;
   }
   return 0;
 }

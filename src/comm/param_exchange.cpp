@@ -26,7 +26,9 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
   // Owner side: serve every requested key, note subscribers and pick returners.
   std::vector<std::string> reply(ranks);
   if (routing) {
-    routing->index_of.clear();
+    size_t asked_total = 0;
+    for (const std::string& r : recv) asked_total += r.size() / sizeof(uint64_t);
+    routing->index_of.Reset(asked_total);
     routing->sub_begin.assign(1, 0);
     routing->sub_ranks.clear();
   }
@@ -41,10 +43,10 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
     for (size_t i = 0; i < n; ++i) {
       uint8_t is_returner = 0;
       if (routing) {
-        auto [it, fresh] = routing->index_of.try_emplace(asked[i], static_cast<uint32_t>(subs.size()));
+        auto [slot, fresh] = routing->index_of.Insert(asked[i]);
         if (fresh) subs.emplace_back();
-        is_returner = subs[it->second].empty();  // ranks arrive in ascending order
-        subs[it->second].push_back(r);
+        is_returner = subs[slot].empty();  // ranks arrive in ascending order
+        subs[slot].push_back(r);
       }
       wire::Put(&reply[r], is_returner);
       wire::PutBytes(&reply[r], &served[i * row_bytes_], row_bytes_);
@@ -75,73 +77,76 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
 }
 
 Status ParamExchange::ReduceGradients(const PassRouting& routing,
-                                      const std::vector<SparseGradView>& workers, int first_worker,
+                                      const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
   const int ranks = comm_->size();
   const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
-  std::vector<std::string> send(ranks), recv;
-  for (size_t w = 0; w < workers.size(); ++w) {
-    const SparseGradView& v = workers[w];
-    const uint32_t worker_id = static_cast<uint32_t>(first_worker + static_cast<int>(w));
+  const size_t record = sizeof(uint64_t) + sizeof(uint32_t) + grad_bytes;
+  send_.assign(ranks, std::string());
+  for (const SparseGradView& v : workers) {
     for (size_t i = 0; i < v.n; ++i) {
-      std::string& out = send[OwnerRank(v.keys[i], ranks)];
-      wire::Put(&out, worker_id);
+      std::string& out = send_[OwnerRank(v.keys[i], ranks)];
+      if (out.capacity() < out.size() + record) out.reserve(2 * out.size() + 64 * record);
       wire::Put(&out, v.keys[i]);
       wire::Put(&out, v.counts[i]);
       wire::PutBytes(&out, v.grads + i * dim_, grad_bytes);
     }
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send_, &recv_));
 
   // Owner side: ranks in ascending order and workers in order inside each, so every key's
   // contributions are added in global worker order.
-  std::unordered_map<uint64_t, uint32_t> slot;
-  std::vector<uint64_t> sum_keys;
-  std::vector<float> sum_grads;
-  std::vector<uint32_t> sum_counts;
+  size_t arrived = 0;
+  for (const std::string& r : recv_) arrived += r.size() / record;
+  sum_slot_.Reset(arrived);
+  sum_keys_.clear();
+  sum_counts_.clear();
+  sum_grads_.clear();
   for (int r = 0; r < ranks; ++r) {
-    wire::Reader in(recv[r]);
+    wire::Reader in(recv_[r]);
     while (!in.done()) {
-      in.Get<uint32_t>();  // worker id: the order of arrival already is worker order
       const uint64_t key = in.Get<uint64_t>();
       const uint32_t count = in.Get<uint32_t>();
       const float* g = reinterpret_cast<const float*>(in.Take(grad_bytes));
-      auto [it, fresh] = slot.try_emplace(key, static_cast<uint32_t>(sum_keys.size()));
+      auto [slot, fresh] = sum_slot_.Insert(key);
       if (fresh) {
-        sum_keys.push_back(key);
-        sum_counts.push_back(count);
-        sum_grads.insert(sum_grads.end(), g, g + dim_);
+        sum_keys_.push_back(key);
+        sum_counts_.push_back(count);
+        sum_grads_.insert(sum_grads_.end(), g, g + dim_);
       } else {
-        sum_counts[it->second] += count;
-        float* acc = &sum_grads[static_cast<size_t>(it->second) * dim_];
+        sum_counts_[slot] += count;
+        float* acc = &sum_grads_[static_cast<size_t>(slot) * dim_];
         for (int d = 0; d < dim_; ++d) acc[d] += g[d];
       }
     }
   }
-  std::vector<std::string> fanout(ranks);
-  for (size_t s = 0; s < sum_keys.size(); ++s) {
-    auto it = routing.index_of.find(sum_keys[s]);
-    assert(it != routing.index_of.end());
-    for (uint32_t j = routing.sub_begin[it->second]; j < routing.sub_begin[it->second + 1]; ++j) {
-      std::string& out = fanout[routing.sub_ranks[j]];
-      wire::Put(&out, sum_keys[s]);
-      wire::Put(&out, sum_counts[s]);
-      wire::PutBytes(&out, &sum_grads[s * dim_], grad_bytes);
+  send_.assign(ranks, std::string());
+  for (size_t s = 0; s < sum_keys_.size(); ++s) {
+    const uint32_t slot = routing.index_of.Find(sum_keys_[s]);
+    assert(slot != KeyIndex::kNone);
+    for (uint32_t j = routing.sub_begin[slot]; j < routing.sub_begin[slot + 1]; ++j) {
+      std::string& out = send_[routing.sub_ranks[j]];
+      if (out.capacity() < out.size() + record) out.reserve(2 * out.size() + 64 * record);
+      wire::Put(&out, sum_keys_[s]);
+      wire::Put(&out, sum_counts_[s]);
+      wire::PutBytes(&out, &sum_grads_[s * dim_], grad_bytes);
     }
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(fanout, &recv));
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send_, &recv_));
 
-  keys->clear();
-  grads->clear();
-  counts->clear();
+  size_t total = 0;
+  for (const std::string& r : recv_) total += r.size() / record;
+  keys->resize(total);
+  counts->resize(total);
+  grads->resize(total * dim_);
+  size_t at = 0;
   for (int r = 0; r < ranks; ++r) {
-    wire::Reader in(recv[r]);
-    while (!in.done()) {
-      keys->push_back(in.Get<uint64_t>());
-      counts->push_back(in.Get<uint32_t>());
-      const float* g = reinterpret_cast<const float*>(in.Take(grad_bytes));
-      grads->insert(grads->end(), g, g + dim_);
+    wire::Reader in(recv_[r]);
+    for (; !in.done(); ++at) {
+      (*keys)[at] = in.Get<uint64_t>();
+      (*counts)[at] = in.Get<uint32_t>();
+      std::memcpy(grads->data() + at * dim_, in.Take(grad_bytes), grad_bytes);
     }
   }
   return Status::OK();

@@ -2,6 +2,7 @@
 #include "data/ground_truth.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "data/dense_table.h"
 #include "strata/common/partition.h"
@@ -11,12 +12,13 @@ namespace {
 
 // Target standard deviations of the logit's parts (before calibration's bias); together
 // they put the oracle AUC near 0.8, close to what good models reach on real Criteo.
-constexpr double kMainStd = 1.2;
-constexpr double kPairStd = 0.6;
+static double EnvOr(const char* n, double d) { const char* v = getenv(n); return v ? atof(v) : d; }
+static const double kMainStd = EnvOr("XMAIN", 1.2);
+static const double kPairStd = EnvOr("XPAIR", 0.6);
 constexpr double kDenseStd = 0.35;
 constexpr int kMaxPairs = 4;
-constexpr int kPairRank = 4;          // width of the interaction vectors u
-constexpr double kHeadRanks = 200.0;  // ranks up to this keep their full weight
+static const int kPairRank = static_cast<int>(EnvOr("XRANK", 4));
+static const double kHeadRanks = EnvOr("XHEAD", 100.0);  // ranks up to this keep their full weight
 
 // Bijective 32-bit mixer (murmur3's finalizer).
 uint32_t Fmix32(uint32_t h) {
@@ -89,7 +91,7 @@ int64_t GroundTruth::DenseValue(int j, double u) const {
 
 double GroundTruth::Decay(uint64_t rank) const {
   double r = static_cast<double>(rank);
-  return r <= kHeadRanks ? 1.0 : std::sqrt(kHeadRanks / r);
+  return r <= kHeadRanks ? 1.0 : kHeadRanks / r;
 }
 
 double GroundTruth::Logit(const SyntheticRow& row) const {

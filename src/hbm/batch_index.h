@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "strata/common/key_index.h"
 #include "strata/common/status.h"
 #include "strata/data/batch.h"
 
@@ -29,8 +30,7 @@ class BatchIndex {
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> counts_;
   std::vector<uint8_t*> rows_;
-  std::vector<uint64_t> probe_keys_;  // open-addressing scratch: key per slot
-  std::vector<uint32_t> probe_ids_;   // local id per slot, or kEmpty
+  KeyIndex dedup_;
 };
 
 }  // namespace strata

@@ -120,7 +120,9 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
   const int in = fan_in(last);
   const float* w = params + weight_offset(last);
   const float b = params[bias_offset(last)];
-  for (int i = 0; i < B; ++i) logits[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
+  for (int i = 0; i < B; ++i) {
+    logits[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
+  }
 }
 
 void Mlp::Backward(const float* params, const float* input, int B, const float* dlogits,
@@ -161,9 +163,10 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, B, 1.0f, a, in, dz, out, 0.0f,
                 dparams + weight_offset(l), out);
     float* da = l == 0 ? dinput : spare;
-    if (da == nullptr) break;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, in, out, 1.0f, dz, out, w, out, 0.0f,
-                da, in);
+    if (da != nullptr) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, in, out, 1.0f, dz, out, w, out,
+                  0.0f, da, in);
+    }
     if (l == 0) break;
     ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));
     std::swap(dz, spare);

@@ -11,6 +11,12 @@
 namespace strata {
 namespace {
 
+std::string fmt_float(float v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, end);
+}
+
 cxxopts::Options MakeSpec(const TrainOptions& d) {
   cxxopts::Options o("strata-train", "Strata: hierarchical parameter server for CTR models (run under mpirun)");
   const ModelSpec& m = d.model;
@@ -26,6 +32,8 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("dense-optimizer", "adam | sgd", cxxopts::value<std::string>()->default_value("adam"))
       ("lr-sparse", "sparse learning rate", cxxopts::value<std::string>()->default_value("0.05"))
       ("lr-dense", "dense learning rate", cxxopts::value<std::string>()->default_value("0.001"))
+      ("adagrad-init", "initial Adagrad accumulator of a new row", cxxopts::value<std::string>()->default_value(fmt_float(m.adagrad_initial_accumulator)))
+      ("init-scale", "new embeddings are uniform(-s, s)", cxxopts::value<std::string>()->default_value(fmt_float(m.init_scale)))
       ("seed", "seed of parameter initialisation", cxxopts::value<std::string>()->default_value(std::to_string(m.seed)));
   o.add_options("Run")
       ("device", "cpu | cuda | auto", cxxopts::value<std::string>()->default_value(d.device))
@@ -125,6 +133,8 @@ Status Validate(TrainOptions* o) {
   STRATA_RETURN_IF_ERROR(Positive("embedding-dim", o->model.embedding_dim));
   STRATA_RETURN_IF_ERROR(Positive("lr-sparse", o->model.lr_sparse));
   STRATA_RETURN_IF_ERROR(Positive("lr-dense", o->model.lr_dense));
+  STRATA_RETURN_IF_ERROR(Positive("adagrad-init", o->model.adagrad_initial_accumulator));
+  if (o->model.init_scale < 0) return Status::InvalidArgument("--init-scale must be >= 0");
   if (o->threads < 0) return Status::InvalidArgument("--threads must be >= 0, got " + std::to_string(o->threads));
   if (o->max_bad_rows < 0) return Status::InvalidArgument("--max-bad-rows must be >= 0");
   if (o->eval_every_passes < 0) return Status::InvalidArgument("--eval-every-passes must be >= 0");
@@ -196,6 +206,8 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     STRATA_RETURN_IF_ERROR(f.Number("lr-sparse", &m.lr_sparse));
     STRATA_RETURN_IF_ERROR(f.Number("lr-dense", &m.lr_dense));
     STRATA_RETURN_IF_ERROR(f.Number("seed", &m.seed));
+    STRATA_RETURN_IF_ERROR(f.Number("adagrad-init", &m.adagrad_initial_accumulator));
+    STRATA_RETURN_IF_ERROR(f.Number("init-scale", &m.init_scale));
     const std::string sparse = f.Str("sparse-optimizer");
     if (sparse == "adagrad") m.sparse_optimizer = SparseOptimizerKind::kAdagrad;
     else if (sparse == "sgd") m.sparse_optimizer = SparseOptimizerKind::kSgd;

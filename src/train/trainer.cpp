@@ -271,7 +271,7 @@ class Job {
         st->examples += w.examples;
         st->loss_sum += w.loss_sum;
       }
-      STRATA_RETURN_IF_ERROR(exchange_.ReduceGradients(routing, views, first_worker(), &keys, &sparse_sum, &counts));
+      STRATA_RETURN_IF_ERROR(exchange_.ReduceGradients(routing, views, &keys, &sparse_sum, &counts));
       STRATA_RETURN_IF_ERROR(dense.Reduce(dense_views, dense_sum.data()));
       local = hbm_->ApplySparse(keys.data(), keys.size(), sparse_sum.data(), counts.data());
       if (local.ok()) local = hbm_->ApplyDense(dense_sum.data());

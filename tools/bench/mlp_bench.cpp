@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   opts.add_options()
       ("batch", "examples per batch", cxxopts::value<int>()->default_value("4096"))
       ("mlp", "hidden widths", cxxopts::value<std::vector<int>>()->default_value("512,256,128"))
-      ("threads", "OpenBLAS thread counts to try", cxxopts::value<std::vector<int>>()->default_value("1,2"))
+      ("threads", "OpenBLAS thread counts to try",
+       cxxopts::value<std::vector<int>>()->default_value("1,2"))
       ("reps", "timed repetitions (median reported)", cxxopts::value<int>()->default_value("7"))
       ("h,help", "print this help");
   cxxopts::ParseResult args;

@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
 #include <vector>
 
 #include "strata/comm/comm.h"
+#include "strata/common/key_index.h"
 
 namespace strata {
 
@@ -39,8 +39,8 @@ struct PassRouting {
   // Requester side: the keys this rank pulled, and whether it returns each at pass end.
   std::vector<uint64_t> keys;
   std::vector<uint8_t> returner;
-  // Owner side: subscriber ranks of each owned key, CSR over slot = index_of[key].
-  std::unordered_map<uint64_t, uint32_t> index_of;
+  // Owner side: subscriber ranks of each owned key, CSR over slot = index_of.Find(key).
+  KeyIndex index_of;
   std::vector<uint32_t> sub_begin;  // (owned keys + 1)
   std::vector<int> sub_ranks;
 };
@@ -55,11 +55,11 @@ class ParamExchange {
   Status Pull(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
               PassRouting* routing);
 
-  // workers: this rank's workers in order; first_worker is the global id of workers[0].
+  // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some
   // worker touched this step: keys (m), grads (m, dim), counts (m).
   Status ReduceGradients(const PassRouting& routing, const std::vector<SparseGradView>& workers,
-                         int first_worker, std::vector<uint64_t>* keys, std::vector<float>* grads,
+                         std::vector<uint64_t>* keys, std::vector<float>* grads,
                          std::vector<uint32_t>* counts);
 
   // rows: (routing.keys.size(), row_bytes), the final rows in routing.keys order.
@@ -69,6 +69,12 @@ class ParamExchange {
   Comm* comm_;
   size_t row_bytes_;
   int dim_;
+  // ReduceGradients scratch, kept across steps to avoid reallocation.
+  KeyIndex sum_slot_;
+  std::vector<uint64_t> sum_keys_;
+  std::vector<float> sum_grads_;
+  std::vector<uint32_t> sum_counts_;
+  std::vector<std::string> send_, recv_;
 };
 
 // Sums per-worker dense gradients job-wide in global worker order (bitwise independent of

@@ -1,0 +1,459 @@
+// CUDA HBM-PS backend: one worker per GPU, devices 0..G-1 of those visible to the process
+// (several ranks on a node each see their own GPUs through CUDA_VISIBLE_DEVICES, as Slurm's
+// --gpus-per-task sets it). The pass's rows are split over the G GPUs' hash tables by
+// DeviceShard(key, G); a worker resolves its batch's keys in every shard through peer
+// access (enabled between all G GPUs; required when G > 1) and gathers the rows it needs
+// once per distinct key. Dense parameters and Adam moments are replicated on every GPU and
+// updated by the same kernel from the same summed gradient, so replicas stay identical.
+// Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
+// backend returns each worker's gradients in host memory like the host backend does.
+//
+// Every public call returns after its device work has finished. Thread safety as HbmPs:
+// ComputeGradients/Predict of different workers may run concurrently (each uses its own
+// GPU, stream, cuBLAS handle and scratch; peer tables are only read).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "batch_index.cuh"
+#include "cuda_check.cuh"
+#include "device_buffer.cuh"
+#include "hash_table.cuh"
+#include "mlp_cublas.cuh"
+#include "optimizer_kernels.cuh"
+#include "pool_kernels.cuh"
+#include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/hbm/hbm_ps.h"
+#include "strata/model/mlp.h"
+#include "strata/model/optimizer.h"
+
+namespace strata {
+namespace gpu {
+namespace {
+
+// Makes device current for the calling thread for a scope. The previous device is put back.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    cudaGetDevice(&previous_);
+    cudaSetDevice(device);
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// One GPU: its shard of the pass, its dense replica, and scratch for its worker's batches.
+struct Worker {
+  Worker(int dev, size_t row_bytes, const Mlp& model) : device(dev), table(row_bytes), mlp(model) {}
+  ~Worker() {
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  int device;
+  cudaStream_t stream = nullptr;
+  GpuHashTable table;
+  DeviceBuffer<TableView> views;  // (G) every shard's view, for lookups across shards
+  DeviceBuffer<float> params, m, v, grad;
+  CublasMlp mlp;
+  DeviceBatchIndex index;
+  // Batch inputs.
+  DeviceBuffer<uint64_t> keys;
+  DeviceBuffer<uint32_t> offsets;
+  DeviceBuffer<float> labels, dense;
+  DeviceBuffer<uint8_t> shard;
+  // Working buffers; `rows`, `missing`, `counts` and `staged` also serve the bulk calls.
+  DeviceBuffer<uint32_t*> rows;
+  DeviceBuffer<uint32_t> missing, counts;
+  DeviceBuffer<uint8_t> staged;
+  DeviceBuffer<float> emb, input, dinput, logits, dparams, grads;
+  DeviceBuffer<double> losses;
+  std::vector<uint8_t> host_shard;
+  std::vector<double> host_losses;
+};
+
+class CudaHbmPs final : public HbmPs {
+ public:
+  explicit CudaHbmPs(const HbmOptions& o)
+      : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), max_batch_(o.max_batch) {
+    for (int g = 0; g < o.workers; ++g) workers_.push_back(std::make_unique<Worker>(g, layout_.bytes(), mlp_));
+    parts_.resize(o.workers);
+  }
+
+  ~CudaHbmPs() override {
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      if (w->stream != nullptr) cudaStreamSynchronize(w->stream);
+      w.reset();
+    }
+  }
+
+  Status Init() {
+    const int G = num_workers();
+    std::vector<float> params(mlp_.num_params());
+    mlp_.InitParams(spec_.seed, params.data());
+    const size_t P = params.size();
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_CUDA_TRY(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+      STRATA_RETURN_IF_ERROR(Upload(params.data(), P, w->stream, &w->params));
+      if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
+        STRATA_RETURN_IF_ERROR(w->m.Reserve(P));
+        STRATA_RETURN_IF_ERROR(w->v.Reserve(P));
+        STRATA_CUDA_TRY(cudaMemsetAsync(w->m.get(), 0, P * sizeof(float), w->stream));
+        STRATA_CUDA_TRY(cudaMemsetAsync(w->v.get(), 0, P * sizeof(float), w->stream));
+      }
+      STRATA_RETURN_IF_ERROR(w->mlp.Init(max_batch_, w->stream));
+      STRATA_RETURN_IF_ERROR(w->missing.Reserve(1));
+      for (int peer = 0; peer < G; ++peer) {
+        if (peer == w->device) continue;
+        int can = 0;
+        STRATA_CUDA_TRY(cudaDeviceCanAccessPeer(&can, w->device, peer));
+        if (!can) {
+          return Status::DeviceError("--workers-per-rank " + std::to_string(G) + ": GPU " +
+                                     std::to_string(w->device) + " cannot access GPU " + std::to_string(peer) +
+                                     "'s memory (peer access is required between a rank's GPUs)");
+        }
+        const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) {
+          cudaGetLastError();
+        } else {
+          STRATA_CUDA_TRY(e);
+        }
+      }
+      STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
+    }
+    return Status::OK();
+  }
+
+  int num_workers() const override { return static_cast<int>(workers_.size()); }
+  size_t num_dense_params() const override { return mlp_.num_params(); }
+  std::string name() const override { return "cuda"; }
+
+  Status BeginPass(int pass, size_t expected_keys) override {
+    pass_ = pass;
+    const size_t g = workers_.size();
+    // The host backend's sizing: an even share plus slack for hash imbalance (about 6 sigma).
+    const size_t share = expected_keys / g;
+    const size_t slack = 64 + 6 * static_cast<size_t>(std::sqrt(static_cast<double>(share) + 1));
+    std::vector<TableView> views;
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_RETURN_IF_ERROR(w->table.Reset(pass, g == 1 ? expected_keys : share + slack, w->stream));
+      views.push_back(w->table.view());
+    }
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_RETURN_IF_ERROR(Upload(views.data(), views.size(), w->stream, &w->views));
+      STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
+    }
+    return Status::OK();
+  }
+
+  Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    const size_t rb = layout_.bytes();
+    SplitByShard(keys, n);
+    for (size_t g = 0; g < workers_.size(); ++g) {
+      Worker& w = *workers_[g];
+      const std::vector<uint32_t>& part = parts_[g];
+      if (part.empty()) continue;
+      DeviceScope scope(w.device);
+      GatherHost(keys, rows, rb, part);
+      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), part.size(), w.stream, &w.keys));
+      STRATA_RETURN_IF_ERROR(Upload(part_bytes_.data(), part_bytes_.size(), w.stream, &w.staged));
+      STRATA_RETURN_IF_ERROR(
+          w.table.Insert(w.keys.get(), part.size(), reinterpret_cast<const uint32_t*>(w.staged.get()), w.stream));
+    }
+    return Status::OK();
+  }
+
+  Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
+    const size_t rb = layout_.bytes();
+    SplitByShard(keys, n);
+    for (size_t g = 0; g < workers_.size(); ++g) {
+      Worker& w = *workers_[g];
+      const std::vector<uint32_t>& part = parts_[g];
+      if (part.empty()) continue;
+      DeviceScope scope(w.device);
+      GatherHost(keys, nullptr, rb, part);
+      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), part.size(), w.stream, &w.keys));
+      STRATA_RETURN_IF_ERROR(w.staged.Reserve(part.size() * rb));
+      STRATA_RETURN_IF_ERROR(
+          w.table.Export(w.keys.get(), part.size(), reinterpret_cast<uint32_t*>(w.staged.get()), w.stream));
+      part_bytes_.resize(part.size() * rb);
+      STRATA_RETURN_IF_ERROR(Download(w.staged.get(), part_bytes_.size(), w.stream, part_bytes_.data()));
+      STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+      for (size_t i = 0; i < part.size(); ++i) std::memcpy(rows + part[i] * rb, &part_bytes_[i * rb], rb);
+    }
+    return Status::OK();
+  }
+
+  Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
+    Worker& w = *workers_[worker];
+    const int B = batch.num_examples, dim = spec_.embedding_dim;
+    out->examples = B;
+    out->dense.resize(mlp_.num_params());
+    if (B == 0) {
+      out->keys.clear();
+      out->grads.clear();
+      out->counts.clear();
+      std::fill(out->dense.begin(), out->dense.end(), 0.0f);
+      out->loss_sum = 0;
+      return Status::OK();
+    }
+    DeviceScope scope(w.device);
+    STRATA_RETURN_IF_ERROR(Forward(w, batch));
+    STRATA_RETURN_IF_ERROR(Upload(batch.labels.data(), B, w.stream, &w.labels));
+    STRATA_RETURN_IF_ERROR(w.losses.Reserve(B));
+    // dlogits overwrite the logits, as in the host backend.
+    STRATA_RETURN_IF_ERROR(LaunchLogLoss(w.logits.get(), w.labels.get(), B, grad_scale, w.logits.get(),
+                                         w.losses.get(), w.stream));
+    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(mlp_.num_params()));
+    STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
+    STRATA_RETURN_IF_ERROR(
+        w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
+    const size_t k = w.index.distinct();
+    STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
+    STRATA_RETURN_IF_ERROR(LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(),
+                                         w.dinput.get(), k, dim, w.grads.get(), w.stream));
+    out->keys.resize(k);
+    out->counts.resize(k);
+    out->grads.resize(k * dim);
+    w.host_losses.resize(B);
+    STRATA_RETURN_IF_ERROR(Download(w.index.keys(), k, w.stream, out->keys.data()));
+    STRATA_RETURN_IF_ERROR(Download(w.index.counts(), k, w.stream, out->counts.data()));
+    STRATA_RETURN_IF_ERROR(Download(w.grads.get(), k * dim, w.stream, out->grads.data()));
+    STRATA_RETURN_IF_ERROR(Download(w.dparams.get(), mlp_.num_params(), w.stream, out->dense.data()));
+    STRATA_RETURN_IF_ERROR(Download(w.losses.get(), B, w.stream, w.host_losses.data()));
+    STRATA_RETURN_IF_ERROR(FinishBatch(w));
+    out->loss_sum = 0;
+    for (double l : w.host_losses) out->loss_sum += l;  // row order, as LossAndGrad sums
+    return Status::OK();
+  }
+
+  Status Predict(int worker, const Batch& batch, float* probs) override {
+    Worker& w = *workers_[worker];
+    const int B = batch.num_examples;
+    if (B == 0) return Status::OK();
+    DeviceScope scope(w.device);
+    STRATA_RETURN_IF_ERROR(Forward(w, batch));
+    STRATA_RETURN_IF_ERROR(Download(w.logits.get(), B, w.stream, probs));
+    STRATA_RETURN_IF_ERROR(FinishBatch(w));
+    for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));  // as the host backend
+    return Status::OK();
+  }
+
+  Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
+    const int dim = spec_.embedding_dim;
+    SplitByShard(keys, n);
+    Status missing;
+    for (size_t g = 0; g < workers_.size(); ++g) {
+      Worker& w = *workers_[g];
+      const std::vector<uint32_t>& part = parts_[g];
+      if (part.empty()) continue;
+      const size_t m = part.size();
+      DeviceScope scope(w.device);
+      GatherHost(keys, reinterpret_cast<const uint8_t*>(grads), dim * sizeof(float), part);
+      part_counts_.resize(m);
+      for (size_t i = 0; i < m; ++i) part_counts_[i] = counts[part[i]];
+      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), m, w.stream, &w.keys));
+      STRATA_RETURN_IF_ERROR(Upload(part_bytes_.data(), part_bytes_.size(), w.stream, &w.staged));
+      STRATA_RETURN_IF_ERROR(Upload(part_counts_.data(), m, w.stream, &w.counts));
+      STRATA_RETURN_IF_ERROR(w.rows.Reserve(m));
+      STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
+      // views + g with no shard list: every key is looked up in this GPU's own shard.
+      STRATA_RETURN_IF_ERROR(
+          ResolveRows(w.views.get() + g, nullptr, w.keys.get(), m, w.rows.get(), w.missing.get(), w.stream));
+      STRATA_RETURN_IF_ERROR(LaunchSparseApply(w.rows.get(), reinterpret_cast<const float*>(w.staged.get()),
+                                               w.counts.get(), m, spec_, static_cast<uint32_t>(pass_), w.stream));
+      uint32_t first_missing = kNoRow;
+      STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
+      STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+      if (first_missing != kNoRow && missing.ok()) {
+        missing = Status::NotFound("ApplySparse: key " + std::to_string(part_keys_[first_missing]) +
+                                   " not in the HBM-PS");
+      }
+    }
+    return missing;  // like the host backend: present rows are updated even when one is missing
+  }
+
+  Status ApplyDense(const float* grad) override {
+    const size_t P = mlp_.num_params();
+    ++steps_;
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_RETURN_IF_ERROR(Upload(grad, P, w->stream, &w->grad));
+      if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
+        const AdamStepScalars k = MakeAdamStepScalars(spec_.lr_dense, DenseOptimizer::kAdamBeta1,
+                                                      DenseOptimizer::kAdamBeta2, DenseOptimizer::kAdamEps, steps_);
+        STRATA_RETURN_IF_ERROR(LaunchAdamStep(w->params.get(), w->m.get(), w->v.get(), w->grad.get(), P, k, w->stream));
+      } else {
+        STRATA_RETURN_IF_ERROR(LaunchSgdStep(w->params.get(), w->grad.get(), P, spec_.lr_dense, w->stream));
+      }
+    }
+    return SyncAll();
+  }
+
+  Status GetDenseState(DenseState* state) const override {
+    const Worker& w = *workers_.front();
+    const size_t P = mlp_.num_params();
+    const bool adam = spec_.dense_optimizer == DenseOptimizerKind::kAdam;
+    DeviceScope scope(w.device);
+    state->params.resize(P);
+    state->m.resize(adam ? P : 0);
+    state->v.resize(adam ? P : 0);
+    state->steps = steps_;
+    STRATA_RETURN_IF_ERROR(Download(w.params.get(), P, w.stream, state->params.data()));
+    if (adam) {
+      STRATA_RETURN_IF_ERROR(Download(w.m.get(), P, w.stream, state->m.data()));
+      STRATA_RETURN_IF_ERROR(Download(w.v.get(), P, w.stream, state->v.data()));
+    }
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    return Status::OK();
+  }
+
+  Status SetDenseState(const DenseState& state) override {
+    const size_t P = mlp_.num_params();
+    if (state.params.size() != P) {
+      return Status::InvalidArgument("dense state has " + std::to_string(state.params.size()) +
+                                     " parameters, the model has " + std::to_string(P));
+    }
+    // The host optimizer's checks of steps and moment sizes, with its messages.
+    DenseOptimizer check(spec_.dense_optimizer, spec_.lr_dense, P);
+    STRATA_RETURN_IF_ERROR(check.Restore(state.steps, state.m, state.v));
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_RETURN_IF_ERROR(Upload(state.params.data(), P, w->stream, &w->params));
+      if (!state.m.empty()) {
+        STRATA_RETURN_IF_ERROR(Upload(state.m.data(), P, w->stream, &w->m));
+        STRATA_RETURN_IF_ERROR(Upload(state.v.data(), P, w->stream, &w->v));
+      }
+    }
+    steps_ = state.steps;
+    return SyncAll();
+  }
+
+ private:
+  // parts_[g] = positions i (ascending) of the keys whose shard is g.
+  void SplitByShard(const uint64_t* keys, size_t n) {
+    const int G = num_workers();
+    for (auto& p : parts_) p.clear();
+    for (size_t i = 0; i < n; ++i) parts_[G == 1 ? 0 : DeviceShard(keys[i], G)].push_back(static_cast<uint32_t>(i));
+  }
+
+  // part_keys_ = keys[part]; part_bytes_ = the item_bytes records of items[part] (when given).
+  void GatherHost(const uint64_t* keys, const uint8_t* items, size_t item_bytes, const std::vector<uint32_t>& part) {
+    part_keys_.resize(part.size());
+    for (size_t i = 0; i < part.size(); ++i) part_keys_[i] = keys[part[i]];
+    if (items == nullptr) return;
+    part_bytes_.resize(part.size() * item_bytes);
+    for (size_t i = 0; i < part.size(); ++i) {
+      std::memcpy(&part_bytes_[i * item_bytes], items + part[i] * item_bytes, item_bytes);
+    }
+  }
+
+  // Uploads the batch, builds its index, resolves and gathers its rows from every shard,
+  // pools them into the MLP input and runs the forward pass into w.logits. The lookup's
+  // outcome is checked by FinishBatch, after the caller's downloads.
+  Status Forward(Worker& w, const Batch& batch) {
+    const int B = batch.num_examples, S = batch.num_slots, dim = spec_.embedding_dim, G = num_workers();
+    const int in = mlp_.input_width();
+    if (B > max_batch_) {
+      return Status::InvalidArgument("batch of " + std::to_string(B) + " examples exceeds the HBM-PS max_batch " +
+                                     std::to_string(max_batch_));
+    }
+    const size_t n = batch.keys.size();
+    STRATA_RETURN_IF_ERROR(Upload(batch.keys.data(), n, w.stream, &w.keys));
+    STRATA_RETURN_IF_ERROR(Upload(batch.offsets.data(), batch.offsets.size(), w.stream, &w.offsets));
+    STRATA_RETURN_IF_ERROR(Upload(batch.dense.data(), batch.dense.size(), w.stream, &w.dense));
+    if (G > 1) {
+      w.host_shard.resize(n);
+      for (size_t j = 0; j < n; ++j) w.host_shard[j] = static_cast<uint8_t>(DeviceShard(batch.keys[j], G));
+      STRATA_RETURN_IF_ERROR(Upload(w.host_shard.data(), n, w.stream, &w.shard));
+    }
+    STRATA_RETURN_IF_ERROR(w.index.Build(w.keys.get(), n, w.offsets.get(), B, S, dim, in,
+                                         G > 1 ? w.shard.get() : nullptr, w.stream));
+    const size_t k = w.index.distinct();
+    STRATA_RETURN_IF_ERROR(w.rows.Reserve(k));
+    STRATA_RETURN_IF_ERROR(w.emb.Reserve(k * dim));
+    STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
+    STRATA_RETURN_IF_ERROR(ResolveRows(w.views.get(), G > 1 ? w.index.shards() : nullptr, w.index.keys(), k,
+                                       w.rows.get(), w.missing.get(), w.stream));
+    STRATA_RETURN_IF_ERROR(CopyRowsOut(w.rows.get(), k, dim, reinterpret_cast<uint32_t*>(w.emb.get()), w.stream));
+    STRATA_RETURN_IF_ERROR(w.input.Reserve(static_cast<size_t>(B) * in));
+    STRATA_RETURN_IF_ERROR(LaunchPool(w.offsets.get(), w.index.local_ids(), w.emb.get(), w.dense.get(), B, S, dim,
+                                      batch.num_dense, w.input.get(), w.stream));
+    STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
+    return w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get());
+  }
+
+  // Waits for the worker's stream and reports a batch key missing from the HBM-PS.
+  Status FinishBatch(Worker& w) {
+    uint32_t first_missing = kNoRow;
+    STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    if (first_missing == kNoRow) return Status::OK();
+    uint64_t key = 0;
+    STRATA_RETURN_IF_ERROR(Download(w.index.keys() + first_missing, 1, w.stream, &key));
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    return Status::NotFound("key " + std::to_string(key) + " of the batch is not in the HBM-PS");
+  }
+
+  Status SyncAll() {
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
+    }
+    return Status::OK();
+  }
+
+  ModelSpec spec_;
+  RowLayout layout_;
+  Mlp mlp_;
+  int max_batch_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int pass_ = 0;
+  int64_t steps_ = 0;
+  // Host staging of the bulk calls (Insert, Export, ApplySparse), which never overlap.
+  std::vector<std::vector<uint32_t>> parts_;
+  std::vector<uint64_t> part_keys_;
+  std::vector<uint8_t> part_bytes_;
+  std::vector<uint32_t> part_counts_;
+};
+
+}  // namespace
+}  // namespace gpu
+
+int CudaDeviceCount() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" / "no driver" error
+    return 0;
+  }
+  return n;
+}
+
+Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out) {
+  const int visible = CudaDeviceCount();
+  if (visible == 0) {
+    return Status::DeviceError("--device cuda: no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)");
+  }
+  if (options.workers < 1 || options.workers > visible || options.workers > 255) {
+    return Status::DeviceError("--workers-per-rank " + std::to_string(options.workers) + " with the CUDA backend needs " +
+                               "that many GPUs per rank; " + std::to_string(visible) + " visible");
+  }
+  auto ps = std::make_unique<gpu::CudaHbmPs>(options);
+  STRATA_RETURN_IF_ERROR(ps->Init());
+  *out = std::move(ps);
+  return Status::OK();
+}
+
+}  // namespace strata

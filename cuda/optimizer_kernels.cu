@@ -1,0 +1,67 @@
+// Optimizer kernels: one thread per coordinate.
+#include "optimizer_kernels.cuh"
+
+#include "cuda_check.cuh"
+
+namespace strata::gpu {
+namespace {
+
+__global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
+                                  int dim, bool adagrad, float lr, uint32_t pass) {
+  const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (idx >= n * dim) return;
+  const size_t i = idx / dim;
+  const int c = static_cast<int>(idx % dim);
+  uint32_t* row = rows[i];
+  if (row == nullptr) return;
+  float* embedding = reinterpret_cast<float*>(row);
+  if (adagrad) {
+    AdagradUpdate(&embedding[c], &embedding[dim + c], grads[idx], lr);
+  } else {
+    SgdUpdate(&embedding[c], grads[idx], lr);
+  }
+  if (c == 0) {  // RowLayout: freq and last pass follow the 2 * dim floats
+    row[2 * dim] += counts[i];
+    row[2 * dim + 1] = pass;
+  }
+}
+
+__global__ void AdamKernel(float* params, float* m, float* v, const float* grad, size_t n, AdamStepScalars k) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) AdamUpdate(&params[i], &m[i], &v[i], grad[i], k);
+}
+
+__global__ void SgdKernel(float* params, const float* grad, size_t n, float lr) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) SgdUpdate(&params[i], grad[i], lr);
+}
+
+}  // namespace
+
+Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
+                         const ModelSpec& spec, uint32_t pass, cudaStream_t stream) {
+  const int dim = spec.embedding_dim;
+  if (n == 0) return Status::OK();
+  const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
+  SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad,
+                                                             spec.lr_sparse, pass);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
+
+Status LaunchAdamStep(float* params, float* m, float* v, const float* grad, size_t n, const AdamStepScalars& k,
+                      cudaStream_t stream) {
+  if (n == 0) return Status::OK();
+  AdamKernel<<<GridFor(n), kBlock, 0, stream>>>(params, m, v, grad, n, k);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
+
+Status LaunchSgdStep(float* params, const float* grad, size_t n, float lr, cudaStream_t stream) {
+  if (n == 0) return Status::OK();
+  SgdKernel<<<GridFor(n), kBlock, 0, stream>>>(params, grad, n, lr);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
+
+}  // namespace strata::gpu

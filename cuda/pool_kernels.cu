@@ -1,0 +1,59 @@
+// Gather-pool and scatter kernels: one thread per output float, each summing its terms
+// sequentially in batch order (deterministic, no atomics).
+#include "pool_kernels.cuh"
+
+#include "cuda_check.cuh"
+
+namespace strata::gpu {
+namespace {
+
+__global__ void PoolKernel(const uint32_t* offsets, const uint32_t* local, const float* emb,
+                           const float* dense, int B, int S, int dim, int nd, float* input) {
+  const int width = S * dim + nd;
+  const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (idx >= static_cast<size_t>(B) * width) return;
+  const size_t i = idx / width;
+  const int c = static_cast<int>(idx % width);
+  if (c >= S * dim) {
+    input[idx] = dense[i * nd + (c - S * dim)];
+    return;
+  }
+  const int s = c / dim, d = c % dim;
+  const size_t seg = i * S + s;
+  float sum = 0.0f;
+  for (uint32_t j = offsets[seg]; j < offsets[seg + 1]; ++j) sum += emb[static_cast<size_t>(local[j]) * dim + d];
+  input[idx] = sum;
+}
+
+__global__ void ScatterKernel(const uint32_t* key_start, const uint32_t* counts, const uint32_t* sorted_base,
+                              const float* dinput, size_t k, int dim, float* grads) {
+  const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (idx >= k * dim) return;
+  const size_t l = idx / dim;
+  const int d = static_cast<int>(idx % dim);
+  const uint32_t begin = key_start[l], end = begin + counts[l];
+  float sum = 0.0f;
+  for (uint32_t t = begin; t < end; ++t) sum += dinput[sorted_base[t] + d];
+  grads[idx] = sum;
+}
+
+}  // namespace
+
+Status LaunchPool(const uint32_t* offsets, const uint32_t* local, const float* emb, const float* dense,
+                  int B, int S, int dim, int nd, float* input, cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(B) * (S * dim + nd);
+  if (total == 0) return Status::OK();
+  PoolKernel<<<GridFor(total), kBlock, 0, stream>>>(offsets, local, emb, dense, B, S, dim, nd, input);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
+
+Status LaunchScatter(const uint32_t* key_start, const uint32_t* counts, const uint32_t* sorted_base,
+                     const float* dinput, size_t k, int dim, float* grads, cudaStream_t stream) {
+  if (k == 0) return Status::OK();
+  ScatterKernel<<<GridFor(k * dim), kBlock, 0, stream>>>(key_start, counts, sorted_base, dinput, k, dim, grads);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,95 @@
+// MEM-PS: the DRAM cache of rows over a backing RowStore (the SSD-PS in production), itself a
+// RowStore, plus the pass-aware calls the trainer's pipeline makes. It owns the backing store.
+//
+// Promises:
+//   - Lossless: whatever the capacity, Get returns the newest row Put for a key (cached or in
+//     the backing store), and a row is never dropped before its newest value is written.
+//   - Policy (strata/mem/cache_policy.h): the working sets pinned for passes in flight are
+//     never evicted; other rows go least frequent first. Dirty victims are written to the
+//     backing store in batched Puts of up to flush_batch_rows; clean victims are dropped with
+//     no write. Pinned rows may hold the cache above its budget (never lost, just counted).
+//   - Keys never written to the backing store are answered not-found without asking it: a
+//     Bloom filter of every key written holds them off (only when the backing store was empty
+//     at open; over a non-empty one every miss asks it, which answers from its index).
+//   - Frequency: the row's own u32 counter at freq_offset when given (RowLayout's freq), else
+//     the passes that touched the row while cached. cache_sim shows the counter is the one to
+//     use (at 5% of Criteo's keys it keeps 1.5x the hits).
+//
+// Thread safety: Get may run concurrently with Get (64 lock stripes by key hash, each with
+// its own policy, so Gets on different stripes never share a lock). Every other call needs
+// external serialization against all calls. Get never writes to the backing store: rows it
+// loads may leave the cache over budget until the next Put, BeginPass, UnpinPass or Flush.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "strata/common/status.h"
+#include "strata/store/row_store.h"
+
+namespace strata {
+
+struct MemPsOptions {
+  uint64_t capacity_bytes = uint64_t{1} << 30;  // --mem-cache-gb; rows plus their index
+  size_t flush_batch_rows = 4096;  // rows per backing Put: large sequential SSD-PS writes
+  int stripes = 64;                // lock stripes; the capacity is split evenly among them
+  int freq_offset = -1;            // byte offset of the row's u32 frequency; -1: count passes
+  int bloom_bits_per_key = 10;     // about 1% false positives
+};
+
+// DRAM bytes a cached row costs beyond its row_bytes: policy entry, hash index node and
+// bucket, heap slot, slot flags. Capacity counts rows at row_bytes + this.
+constexpr size_t kMemPsRowOverheadBytes = 104;
+
+struct MemPsStats {
+  uint64_t hits = 0;              // Get keys answered from the cache
+  uint64_t misses = 0;            // Get keys not cached (then read or known absent)
+  uint64_t bloom_skips = 0;       // misses answered not-found without asking the backing store
+  uint64_t backing_lookups = 0;   // keys asked of the backing store (Get misses, Put probes)
+  uint64_t backing_rows_read = 0; // of those, found there
+  uint64_t evictions = 0;         // rows dropped from the cache
+  uint64_t dirty_evictions = 0;   // of those, written first
+  uint64_t rows_flushed = 0;      // rows written to the backing store (evictions and Flush)
+  uint64_t bytes_flushed = 0;
+  uint64_t flush_batches = 0;     // backing Puts issued
+  uint64_t resident_rows = 0;
+  uint64_t resident_bytes = 0;    // resident_rows * (row_bytes + kMemPsRowOverheadBytes)
+  uint64_t pinned_rows = 0;
+  uint64_t dirty_rows = 0;
+  uint64_t capacity_rows = 0;
+  uint64_t bloom_bytes = 0;
+  double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 0; }
+};
+
+class MemPs : public RowStore {
+ public:
+  // Starts pass `pass` (passes only grow; the frequency counting and the stats use it) and
+  // evicts down to the budget.
+  virtual Status BeginPass(int pass) = 0;
+
+  // Declares keys: (n) part of the working set of `pass`: their rows, cached now or cached
+  // later by Get or Put, are not evicted until UnpinPass(pass). Call it before the pass's
+  // Get so that rows read for the pass stay. REQUIRES: pass > every pass unpinned so far.
+  virtual void Pin(const uint64_t* keys, size_t n, int pass) = 0;
+
+  // Releases the pins of `pass` and evicts down to the budget. Passes are unpinned in
+  // increasing order.
+  virtual Status UnpinPass(int pass) = 0;
+
+  // Writes every dirty row to the backing store (rows stay cached, now clean), then Syncs
+  // it. RowStore::Sync does the same.
+  virtual Status Flush() = 0;
+
+  virtual MemPsStats mem_stats() const = 0;
+
+  // RowStore::stats() passes the backing store's StoreStats through; num_keys() counts the
+  // keys of the cache and the backing store together, each once.
+};
+
+// Builds a MEM-PS over `backing` (which it owns). Errors: stripes < 1, flush_batch_rows < 1,
+// bloom_bits_per_key < 1, or a freq_offset that leaves no room for a u32 in the row.
+Status NewMemPs(const MemPsOptions& options, std::unique_ptr<RowStore> backing,
+                std::unique_ptr<MemPs>* out);
+
+}  // namespace strata

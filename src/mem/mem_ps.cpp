@@ -1,0 +1,375 @@
+// MEM-PS (strata/mem/mem_ps.h): lock-striped DRAM row cache over a backing RowStore. Each
+// stripe owns a CachePolicy (which doubles as its key index), a RowArena of row slots,
+// per-slot flags, the pins declared for rows not cached yet, and a Bloom filter of the keys
+// it has written to the backing store.
+#include "strata/mem/mem_ps.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "mem/bloom_filter.h"
+#include "mem/row_arena.h"
+#include "strata/common/partition.h"
+#include "strata/mem/cache_policy.h"
+
+namespace strata {
+namespace {
+
+using mem_internal::BloomFilter;
+using mem_internal::RowArena;
+using Handle = CachePolicy::Handle;
+
+constexpr uint8_t kDirty = 1;      // newer than the backing store's copy
+constexpr uint8_t kInBacking = 2;  // the backing store holds some version of the key
+constexpr size_t kBloomInitialKeys = 1 << 14;  // per stripe; the filter grows by doubling
+
+struct Stripe {
+  Stripe(size_t row_bytes, size_t capacity, int bloom_bits)
+      : capacity_rows(capacity),
+        arena(row_bytes, std::max<size_t>(capacity, 1)),
+        bloom(kBloomInitialKeys, bloom_bits) {}
+
+  const size_t capacity_rows;
+  std::mutex mu;
+  // protected by mu
+  CachePolicy policy;  // key -> slot (the payload), eviction order, pins
+  RowArena arena;
+  std::vector<uint8_t> flags;  // per arena slot: kDirty | kInBacking
+  std::unordered_map<uint64_t, int> pending_pins;  // uncached key -> largest pass pinning it
+  BloomFilter bloom;
+  uint64_t dirty = 0;
+  uint64_t hits = 0, misses = 0, bloom_skips = 0, backing_lookups = 0, backing_rows_read = 0;
+  uint64_t evictions = 0, dirty_evictions = 0;
+};
+
+// Rows on their way to the backing store.
+struct FlushBatch {
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> rows;
+  void Clear() { keys.clear(); rows.clear(); }
+};
+
+class MemPsImpl final : public MemPs {
+ public:
+  MemPsImpl(const MemPsOptions& o, std::unique_ptr<RowStore> backing)
+      : options_(o),
+        backing_(std::move(backing)),
+        row_bytes_(backing_->row_bytes()),
+        capacity_rows_(o.capacity_bytes / (row_bytes_ + kMemPsRowOverheadBytes)),
+        bloom_enabled_(backing_->num_keys() == 0) {
+    const size_t n = static_cast<size_t>(o.stripes);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t cap = capacity_rows_ / n + (i < capacity_rows_ % n ? 1 : 0);
+      stripes_.push_back(std::make_unique<Stripe>(row_bytes_, cap, o.bloom_bits_per_key));
+    }
+  }
+
+  size_t row_bytes() const override { return row_bytes_; }
+
+  Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
+    std::vector<size_t> missing;  // indices into keys that the backing store may hold
+    for (size_t i = 0; i < n; ++i) {
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
+      if (found[i]) {
+        ++s.hits;
+        continue;
+      }
+      ++s.misses;
+      if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
+        ++s.bloom_skips;
+        continue;
+      }
+      missing.push_back(i);
+    }
+    if (missing.empty()) return Status::OK();
+
+    std::vector<uint64_t> keys_in(missing.size());
+    for (size_t j = 0; j < missing.size(); ++j) keys_in[j] = keys[missing[j]];
+    std::vector<uint8_t> rows_in(missing.size() * row_bytes_);
+    std::vector<uint8_t> found_in(missing.size(), 0);
+    STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), rows_in.data(), found_in.data()));
+    for (size_t j = 0; j < missing.size(); ++j) {
+      const size_t i = missing[j];
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      ++s.backing_lookups;
+      // A concurrent Get may have cached the key meanwhile: same clean row, keep that one.
+      found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
+      if (found[i] || !found_in[j]) continue;
+      ++s.backing_rows_read;
+      InsertRow(s, keys[i], &rows_in[j * row_bytes_], kInBacking);
+      std::memcpy(rows + i * row_bytes_, &rows_in[j * row_bytes_], row_bytes_);
+      found[i] = 1;
+    }
+    return Status::OK();
+  }
+
+  Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    std::vector<size_t> probe;  // uncached keys the backing store may already hold
+    for (size_t i = 0; i < n; ++i) {
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      const uint8_t* row = rows + i * row_bytes_;
+      Handle h = s.policy.Find(keys[i]);
+      if (h != CachePolicy::kNone) {
+        const uint32_t slot = s.policy.payload(h);
+        std::memcpy(s.arena.row(slot), row, row_bytes_);
+        if (!(s.flags[slot] & kDirty)) ++s.dirty;
+        s.flags[slot] |= kDirty;
+        s.policy.Touch(h, Frequency(s, h, row));
+      } else if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
+        InsertRow(s, keys[i], row, kDirty);
+      } else {
+        probe.push_back(i);
+      }
+    }
+    if (!probe.empty()) {
+      // Only to keep num_keys() exact: is the key new to the store as a whole?
+      std::vector<uint64_t> keys_in(probe.size());
+      for (size_t j = 0; j < probe.size(); ++j) keys_in[j] = keys[probe[j]];
+      std::vector<uint8_t> scratch(probe.size() * row_bytes_);
+      std::vector<uint8_t> found_in(probe.size(), 0);
+      STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), scratch.data(), found_in.data()));
+      for (size_t j = 0; j < probe.size(); ++j) {
+        Stripe& s = StripeOf(keys_in[j]);
+        std::lock_guard lock(s.mu);
+        ++s.backing_lookups;
+        s.backing_rows_read += found_in[j];
+        InsertRow(s, keys_in[j], rows + probe[j] * row_bytes_, kDirty | (found_in[j] ? kInBacking : 0));
+      }
+    }
+    return Trim();
+  }
+
+  Status Sync() override { return Flush(); }
+
+  Status Scan(const std::function<void(uint64_t, const uint8_t*)>& visit) override {
+    for (auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      sp->policy.ForEach([&](uint64_t key, uint32_t slot) { visit(key, sp->arena.row(slot)); });
+    }
+    return backing_->Scan([&](uint64_t key, const uint8_t* row) {
+      Stripe& s = StripeOf(key);
+      std::lock_guard lock(s.mu);
+      if (s.policy.Find(key) == CachePolicy::kNone) visit(key, row);
+    });
+  }
+
+  uint64_t num_keys() const override {
+    uint64_t n = backing_->num_keys();
+    for (const auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      sp->policy.ForEach([&](uint64_t, uint32_t slot) { n += !(sp->flags[slot] & kInBacking); });
+    }
+    return n;
+  }
+
+  StoreStats stats() const override { return backing_->stats(); }
+
+  Status BeginPass(int pass) override {
+    for (auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      sp->policy.BeginPass(pass);
+    }
+    return Trim();
+  }
+
+  void Pin(const uint64_t* keys, size_t n, int pass) override {
+    for (size_t i = 0; i < n; ++i) {
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      Handle h = s.policy.Find(keys[i]);
+      if (h != CachePolicy::kNone) {
+        s.policy.Pin(h, pass);
+      } else {
+        int& p = s.pending_pins[keys[i]];
+        p = std::max(p, pass);
+      }
+    }
+  }
+
+  Status UnpinPass(int pass) override {
+    for (auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      sp->policy.UnpinPass(pass);
+      std::erase_if(sp->pending_pins, [&](const auto& kv) { return kv.second <= pass; });
+    }
+    return Trim();
+  }
+
+  Status Flush() override {
+    FlushBatch batch;
+    for (auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      sp->policy.ForEach([&](uint64_t key, uint32_t slot) {
+        if (!(sp->flags[slot] & kDirty)) return;
+        batch.keys.push_back(key);
+        batch.rows.insert(batch.rows.end(), sp->arena.row(slot), sp->arena.row(slot) + row_bytes_);
+      });
+    }
+    // Rows are marked clean only once written, so a failed write leaves them dirty.
+    for (size_t begin = 0; begin < batch.keys.size(); begin += options_.flush_batch_rows) {
+      const size_t n = std::min(options_.flush_batch_rows, batch.keys.size() - begin);
+      STRATA_RETURN_IF_ERROR(backing_->Put(&batch.keys[begin], n, &batch.rows[begin * row_bytes_]));
+      for (size_t i = begin; i < begin + n; ++i) {
+        Stripe& s = StripeOf(batch.keys[i]);
+        std::lock_guard lock(s.mu);
+        const uint32_t slot = s.policy.payload(s.policy.Find(batch.keys[i]));
+        s.flags[slot] = kInBacking;
+        --s.dirty;
+      }
+      Written(batch.keys.data() + begin, n);
+    }
+    return backing_->Sync();
+  }
+
+  MemPsStats mem_stats() const override {
+    MemPsStats st;
+    for (const auto& sp : stripes_) {
+      std::lock_guard lock(sp->mu);
+      st.hits += sp->hits;
+      st.misses += sp->misses;
+      st.bloom_skips += sp->bloom_skips;
+      st.backing_lookups += sp->backing_lookups;
+      st.backing_rows_read += sp->backing_rows_read;
+      st.evictions += sp->evictions;
+      st.dirty_evictions += sp->dirty_evictions;
+      st.resident_rows += sp->policy.size();
+      st.pinned_rows += sp->policy.pinned_rows();
+      st.dirty_rows += sp->dirty;
+      st.bloom_bytes += sp->bloom.memory_bytes();
+    }
+    st.rows_flushed = rows_flushed_;
+    st.bytes_flushed = rows_flushed_ * row_bytes_;
+    st.flush_batches = flush_batches_;
+    st.resident_bytes = st.resident_rows * (row_bytes_ + kMemPsRowOverheadBytes);
+    st.capacity_rows = capacity_rows_;
+    return st;
+  }
+
+ private:
+  Stripe& StripeOf(uint64_t key) const {
+    // Salted so the split is independent of OwnerRank (a rank's keys share Mix64 % ranks).
+    return *stripes_[Mix64(key ^ 0x2545f4914f6cdd1dULL) % stripes_.size()];
+  }
+
+  uint64_t Frequency(const Stripe& s, Handle h, const uint8_t* row) const {
+    if (options_.freq_offset < 0) return s.policy.PassCount(h);
+    uint32_t f;
+    std::memcpy(&f, row + options_.freq_offset, sizeof(f));
+    return f;
+  }
+
+  // REQUIRES: s.mu held. Copies the cached row of key to out and touches it; false if absent.
+  bool CopyCached(Stripe& s, uint64_t key, uint8_t* out) {
+    Handle h = s.policy.Find(key);
+    if (h == CachePolicy::kNone) return false;
+    const uint8_t* row = s.arena.row(s.policy.payload(h));
+    std::memcpy(out, row, row_bytes_);
+    s.policy.Touch(h, Frequency(s, h, row));
+    return true;
+  }
+
+  // REQUIRES: s.mu held; key not cached.
+  void InsertRow(Stripe& s, uint64_t key, const uint8_t* row, uint8_t flags) {
+    const uint32_t slot = s.arena.Allocate();
+    std::memcpy(s.arena.row(slot), row, row_bytes_);
+    if (s.flags.size() <= slot) s.flags.resize(slot + 1);
+    s.flags[slot] = flags;
+    s.dirty += (flags & kDirty) ? 1 : 0;
+    Handle h = s.policy.Insert(key, slot);
+    s.policy.Touch(h, Frequency(s, h, row));
+    auto pin = s.pending_pins.find(key);
+    if (pin != s.pending_pins.end()) {
+      s.policy.Pin(h, pin->second);
+      s.pending_pins.erase(pin);
+    }
+  }
+
+  // Evicts every stripe down to its capacity, writing dirty victims in batches.
+  Status Trim() {
+    FlushBatch batch;
+    for (auto& sp : stripes_) {
+      {
+        std::lock_guard lock(sp->mu);
+        CachePolicy::Victim v;
+        while (sp->policy.size() > sp->capacity_rows && sp->policy.PopVictim(&v)) {
+          ++sp->evictions;
+          if (sp->flags[v.payload] & kDirty) {
+            ++sp->dirty_evictions;
+            --sp->dirty;
+            batch.keys.push_back(v.key);
+            const uint8_t* row = sp->arena.row(v.payload);
+            batch.rows.insert(batch.rows.end(), row, row + row_bytes_);
+          }
+          sp->arena.Free(v.payload);
+        }
+      }
+      if (batch.keys.size() >= options_.flush_batch_rows) STRATA_RETURN_IF_ERROR(WriteEvicted(&batch));
+    }
+    return batch.keys.empty() ? Status::OK() : WriteEvicted(&batch);
+  }
+
+  // Writes evicted dirty rows with one backing Put. If it fails they go back into the
+  // cache, still dirty, so nothing is lost; the error is returned.
+  Status WriteEvicted(FlushBatch* batch) {
+    Status st = backing_->Put(batch->keys.data(), batch->keys.size(), batch->rows.data());
+    if (st.ok()) {
+      Written(batch->keys.data(), batch->keys.size());
+    } else {
+      for (size_t i = 0; i < batch->keys.size(); ++i) {
+        Stripe& s = StripeOf(batch->keys[i]);
+        std::lock_guard lock(s.mu);
+        InsertRow(s, batch->keys[i], &batch->rows[i * row_bytes_], kDirty);
+      }
+    }
+    batch->Clear();
+    return st;
+  }
+
+  // Records n keys as written to the backing store.
+  void Written(const uint64_t* keys, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      s.bloom.Add(keys[i]);
+    }
+    rows_flushed_ += n;
+    ++flush_batches_;
+  }
+
+  const MemPsOptions options_;
+  const std::unique_ptr<RowStore> backing_;
+  const size_t row_bytes_;
+  const uint64_t capacity_rows_;
+  const bool bloom_enabled_;  // the backing store was empty at open
+  std::vector<std::unique_ptr<Stripe>> stripes_;
+  // Touched only by externally serialized calls.
+  uint64_t rows_flushed_ = 0;
+  uint64_t flush_batches_ = 0;
+};
+
+}  // namespace
+
+Status NewMemPs(const MemPsOptions& options, std::unique_ptr<RowStore> backing,
+                std::unique_ptr<MemPs>* out) {
+  if (backing == nullptr) return Status::InvalidArgument("mem-ps: no backing store");
+  if (options.stripes < 1) return Status::InvalidArgument("mem-ps: stripes must be >= 1");
+  if (options.flush_batch_rows < 1) return Status::InvalidArgument("mem-ps: flush batch must be >= 1 row");
+  if (options.bloom_bits_per_key < 1) return Status::InvalidArgument("mem-ps: bloom bits per key must be >= 1");
+  if (options.freq_offset >= 0 &&
+      static_cast<size_t>(options.freq_offset) + sizeof(uint32_t) > backing->row_bytes()) {
+    return Status::InvalidArgument("mem-ps: freq offset " + std::to_string(options.freq_offset) +
+                                   " leaves no room for a u32 in a " +
+                                   std::to_string(backing->row_bytes()) + "-byte row");
+  }
+  *out = std::make_unique<MemPsImpl>(options, std::move(backing));
+  return Status::OK();
+}
+
+}  // namespace strata

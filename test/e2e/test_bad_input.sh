@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Bad input gets a clear message naming the file, line or flag and a nonzero exit:
+# malformed rows, an empty file, a missing file, bad flags, a config with an unknown key.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 2000 --eval-rows 500 --seed 3 >/dev/null || die "datagen"
+good="$dir/data/train.tsv"
+
+# expect STATUS PATTERN cmd...: runs cmd, checks its exit status and that its output matches.
+expect() {
+  local want=$1 pattern=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  [ "$rc" -eq "$want" ] || die "exit $rc (want $want) from: $* -- output: $out"
+  grep -qE -- "$pattern" <<<"$out" || die "output of '$*' lacks /$pattern/: $out"
+  echo "ok: exit $rc, /$pattern/"
+}
+run1() { $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags "$@"; }
+run2() { $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags "$@"; }
+
+# Malformed rows: line 3 has too few columns, line 5 a non-numeric integer, line 7 label 2.
+{ head -2 "$good"; printf '1\t2\t3\n'; sed -n 3p "$good"
+  sed -n 4p "$good" | awk -F'\t' 'BEGIN{OFS="\t"}{$3="x7"; print}'; sed -n 5p "$good"
+  sed -n 6p "$good" | awk -F'\t' 'BEGIN{OFS="\t"}{$1="2"; print}'; sed -n '7,400p' "$good"; } >"$dir/bad.tsv"
+expect 1 "bad.tsv:3: .*column" run2 --train "$dir/bad.tsv" --max-bad-rows 0
+expect 0 "bad.tsv:5: " run2 --train "$dir/bad.tsv" --max-bad-rows 10
+expect 0 "bad.tsv:7: .*label" run1 --train "$dir/bad.tsv" --max-bad-rows 10
+# An empty file, a missing file, a glob that matches nothing.
+: >"$dir/empty.tsv"
+expect 1 "no examples.*empty.tsv" run2 --train "$dir/empty.tsv"
+expect 1 "missing.tsv" run2 --train "$dir/missing.tsv"
+expect 1 "nothing-\*.tsv" run2 --train "$dir/nothing-*.tsv"
+expect 1 "missing-eval.tsv" run1 --train "$good" --eval "$dir/missing-eval.tsv"
+# Bad flags: unknown, a non-number, out of range, an unknown choice, --train missing.
+expect 2 "no-such-flag" run1 --train "$good" --no-such-flag 3
+expect 2 "\-\-batch-size.*abc" run1 --train "$good" --batch-size abc
+expect 2 "\-\-epochs must be positive" run1 --train "$good" --epochs 0
+expect 2 "\-\-sparse-optimizer.*rmsprop" run1 --train "$good" --sparse-optimizer rmsprop
+expect 2 "\-\-mlp" run1 --train "$good" --mlp 64,,x
+expect 2 "\-\-train is required" $MPIRUN -np 1 "$TRAIN"
+# A config file with an unknown key names the file and line.
+printf '# comment\nbatch-size 64\nlearning-rate 0.1\n' >"$dir/bad.flags"
+expect 2 "bad.flags:3: unknown flag --learning-rate" run1 --train "$good" --config "$dir/bad.flags"
+expect 2 "cannot open .*nope.flags" run1 --train "$good" --config "$dir/nope.flags"
