@@ -23,12 +23,12 @@ count_doctest() {  # $1 = log file
 }
 
 echo "== unit tests"
-"$BUILD/strata-unit-tests" --no-intro=false 2>&1 | tee "$log_dir/unit.log" | grep -E '^\[doctest\]|ERROR|FATAL|SKIP' || true
+"$BUILD/strata-unit-tests" --no-colors 2>&1 | tee "$log_dir/unit.log" | grep -E '^\[doctest\]|ERROR|FATAL|SKIP' || true
 count_doctest "$log_dir/unit.log"
 
 if [ -x "$BUILD/strata-mpi-tests" ]; then
   echo "== mpi tests (3 ranks)"
-  $MPIRUN -np 3 "$BUILD/strata-mpi-tests" 2>&1 | tee "$log_dir/mpi.log" | grep -E '^\[doctest\]|ERROR|FATAL' || true
+  $MPIRUN -np 3 "$BUILD/strata-mpi-tests" --no-colors 2>&1 | tee "$log_dir/mpi.log" | grep -E '^\[doctest\]|ERROR|FATAL' || true
   count_doctest "$log_dir/mpi.log"
 fi
 

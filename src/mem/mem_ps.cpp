@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -315,18 +316,24 @@ class MemPsImpl final : public MemPs {
     return batch.keys.empty() ? Status::OK() : WriteEvicted(&batch);
   }
 
-  // Writes evicted dirty rows with one backing Put. If it fails they go back into the
-  // cache, still dirty, so nothing is lost; the error is returned.
+  // Writes evicted dirty rows in backing Puts of up to flush_batch_rows. If one fails, the
+  // rows not yet written go back into the cache, still dirty, so nothing is lost; the error
+  // is returned.
   Status WriteEvicted(FlushBatch* batch) {
-    Status st = backing_->Put(batch->keys.data(), batch->keys.size(), batch->rows.data());
-    if (st.ok()) {
-      Written(batch->keys.data(), batch->keys.size());
-    } else {
-      for (size_t i = 0; i < batch->keys.size(); ++i) {
-        Stripe& s = StripeOf(batch->keys[i]);
-        std::lock_guard lock(s.mu);
-        InsertRow(s, batch->keys[i], &batch->rows[i * row_bytes_], kDirty);
+    Status st;
+    const size_t total = batch->keys.size();
+    for (size_t begin = 0; begin < total; begin += options_.flush_batch_rows) {
+      const size_t n = std::min(options_.flush_batch_rows, total - begin);
+      st = backing_->Put(&batch->keys[begin], n, &batch->rows[begin * row_bytes_]);
+      if (!st.ok()) {
+        for (size_t i = begin; i < total; ++i) {
+          Stripe& s = StripeOf(batch->keys[i]);
+          std::lock_guard lock(s.mu);
+          InsertRow(s, batch->keys[i], &batch->rows[i * row_bytes_], kDirty);
+        }
+        break;
       }
+      Written(&batch->keys[begin], n);
     }
     batch->Clear();
     return st;

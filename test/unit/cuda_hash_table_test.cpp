@@ -1,0 +1,145 @@
+// CUDA HBM-PS as a hash table, against a std::unordered_map model: seeded random inserts
+// and overwrites, exports compared byte for byte, absent keys, keys that all land in one
+// bucket of the GPU table (and the key equal to its empty marker), a full table reported
+// with the pass and sizes, and the table benchmark's own accumulate check. Each case
+// skips with one line when no CUDA device is visible.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "../../cuda/table_hash.h"
+#include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/hbm/hbm_ps.h"
+#ifdef STRATA_WITH_CUDA
+#include "../../cuda/table_bench.h"
+#endif
+
+namespace strata {
+namespace {
+
+bool NoGpu() {
+  if (CudaDeviceCount() > 0) return false;
+  MESSAGE("no CUDA device visible: skipping");
+  return true;
+}
+
+std::unique_ptr<HbmPs> NewCuda(int workers) {
+  HbmOptions o;
+  o.spec.num_slots = 2;
+  o.spec.num_dense = 1;
+  o.spec.embedding_dim = 4;
+  o.spec.mlp = {8};
+  o.workers = workers;
+  o.max_batch = 16;
+  std::unique_ptr<HbmPs> ps;
+  const Status st = NewCudaHbmPs(o, &ps);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  return ps;
+}
+
+// Keys whose GPU-table bucket agrees in the low 16 bits: one bucket of any table up to
+// 65536 slots, so every insert and lookup walks one long probe chain.
+std::vector<uint64_t> OneBucketKeys(size_t n) {
+  std::vector<uint64_t> keys;
+  const uint64_t target = gpu::TableHash(12345) & 0xffff;
+  for (uint64_t k = 1; keys.size() < n; ++k) {
+    if ((gpu::TableHash(k) & 0xffff) == target) keys.push_back(k);
+  }
+  return keys;
+}
+
+// Drives Insert/Export with seeded batches of distinct keys (new and overwritten) and
+// compares every export with the model.
+void CheckAgainstModel(HbmPs& ps, const std::vector<uint64_t>& universe, uint64_t seed) {
+  const size_t rb = RowLayout{4}.bytes();
+  std::mt19937_64 rng(seed);
+  std::unordered_map<uint64_t, std::vector<uint8_t>> model;
+  REQUIRE(ps.BeginPass(7, universe.size()).ok());
+  for (int round = 0; round < 6; ++round) {
+    std::vector<uint64_t> keys;
+    for (uint64_t k : universe) {
+      if (rng() % 3 == 0) keys.push_back(k);  // distinct within the call, overlapping across calls
+    }
+    std::vector<uint8_t> rows(keys.size() * rb);
+    for (auto& b : rows) b = static_cast<uint8_t>(rng());
+    REQUIRE(ps.Insert(keys.data(), keys.size(), rows.data()).ok());
+    for (size_t i = 0; i < keys.size(); ++i) model[keys[i]].assign(rows.begin() + i * rb, rows.begin() + (i + 1) * rb);
+
+    std::vector<uint64_t> present;
+    for (const auto& [k, row] : model) present.push_back(k);
+    std::vector<uint8_t> out(present.size() * rb);
+    REQUIRE(ps.Export(present.data(), present.size(), out.data()).ok());
+    for (size_t i = 0; i < present.size(); ++i) {
+      CHECK(std::memcmp(&out[i * rb], model[present[i]].data(), rb) == 0);
+    }
+  }
+  for (uint64_t k : universe) {
+    if (model.count(k)) continue;
+    std::vector<uint8_t> out(rb);
+    const Status st = ps.Export(&k, 1, out.data());
+    CHECK(st.code() == Status::Code::kNotFound);
+    break;
+  }
+}
+
+TEST_CASE("cuda: HBM-PS table matches an unordered_map model on random keys") {
+  if (NoGpu()) return;
+  std::vector<uint64_t> universe;
+  for (uint64_t i = 0; i < 3000; ++i) universe.push_back(Mix64(i));
+  universe.push_back(gpu::kEmptyKey);  // the table's free-slot marker is a legal key too
+  universe.push_back(0);
+  for (int g = 1; g <= std::min(2, CudaDeviceCount()); ++g) {
+    auto ps = NewCuda(g);
+    CheckAgainstModel(*ps, universe, 11 + g);
+  }
+}
+
+TEST_CASE("cuda: HBM-PS table handles keys that all land in one bucket") {
+  if (NoGpu()) return;
+  std::vector<uint64_t> universe = OneBucketKeys(400);
+  auto ps = NewCuda(1);
+  CheckAgainstModel(*ps, universe, 5);
+}
+
+TEST_CASE("cuda: a full HBM-PS table is an error naming the pass and sizes") {
+  if (NoGpu()) return;
+  auto ps = NewCuda(1);
+  const size_t rb = RowLayout{4}.bytes();
+  REQUIRE(ps->BeginPass(3, 100).ok());
+  std::vector<uint64_t> keys;
+  for (uint64_t i = 0; i < 300; ++i) keys.push_back(Mix64(i + 77));
+  std::vector<uint8_t> rows(keys.size() * rb, 1);
+  const Status st = ps->Insert(keys.data(), keys.size(), rows.data());
+  CHECK(st.code() == Status::Code::kResourceExhausted);
+  CHECK(st.message().find("pass 3") != std::string::npos);
+  CHECK(st.message().find("100 rows") != std::string::npos);
+}
+
+#ifdef STRATA_WITH_CUDA
+TEST_CASE("cuda: table benchmark's accumulates add up exactly") {
+  if (NoGpu()) return;
+  gpu::TableBenchResult r;
+  const Status st = gpu::RunTableBench(5000, 8, 3, 99, &r);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(r.find_keys_per_s > 0);
+  CHECK(r.accumulate_keys_per_s > 0);
+  CHECK(r.copy_gbps > 0);
+}
+#endif
+
+TEST_CASE("cuda: without a visible GPU the CUDA backend is a clear DeviceError") {
+  if (CudaDeviceCount() > 0) return;
+  HbmOptions o;
+  std::unique_ptr<HbmPs> ps;
+  const Status st = NewCudaHbmPs(o, &ps);
+  CHECK(st.code() == Status::Code::kDeviceError);
+  CHECK(st.message().find("--device cuda") != std::string::npos);
+  CHECK(ps == nullptr);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,219 @@
+// CUDA HBM-PS against the host backend on the same seeded inputs: a batch's distinct keys,
+// counts, sparse and dense gradients, loss and predictions (which check the pooled
+// embeddings and the cuBLAS MLP), one sparse and dense optimizer step, each to 1e-5
+// relative; and a short training run whose eval logloss agrees to 1e-4. With two or more
+// GPUs the same checks run with rows sharded over two devices. Each case skips with one
+// line when no CUDA device is visible.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/hbm/hbm_ps.h"
+#include "strata/model/optimizer.h"
+
+namespace strata {
+namespace {
+
+bool NoGpu() {
+  if (CudaDeviceCount() > 0) return false;
+  MESSAGE("no CUDA device visible: skipping");
+  return true;
+}
+
+HbmOptions SmallModel(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
+  HbmOptions o;
+  o.spec.num_slots = 5;
+  o.spec.num_dense = 3;
+  o.spec.embedding_dim = 8;
+  o.spec.mlp = {32, 16};
+  o.spec.sparse_optimizer = sparse;
+  o.spec.dense_optimizer = dense;
+  o.spec.lr_sparse = 0.05f;
+  o.spec.lr_dense = 0.01f;
+  o.workers = workers;
+  o.threads = 1;
+  o.max_batch = 64;
+  return o;
+}
+
+// A batch with 0-3 keys per slot drawn from few tokens, so keys repeat within the batch;
+// labels follow the first slot's first token so training has something to learn.
+Batch RandomBatch(const ModelSpec& spec, int B, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Batch b;
+  b.Clear(spec.num_slots, spec.num_dense);
+  b.num_examples = B;
+  for (int i = 0; i < B; ++i) {
+    int label_token = -1;
+    for (int s = 0; s < spec.num_slots; ++s) {
+      const int count = static_cast<int>(rng() % 4);
+      for (int c = 0; c < count; ++c) {
+        const int token = static_cast<int>(rng() % (s == 0 ? 6 : 40));
+        if (label_token < 0 && s == 0) label_token = token;
+        b.keys.push_back(SlotKey(s, static_cast<uint64_t>(token)));
+      }
+      b.offsets.push_back(static_cast<uint32_t>(b.keys.size()));
+    }
+    for (int d = 0; d < spec.num_dense; ++d) b.dense.push_back(static_cast<float>(rng() % 1000) / 500.0f - 1.0f);
+    b.labels.push_back(label_token >= 0 && label_token % 2 == 0 ? 1.0f : 0.0f);
+  }
+  return b;
+}
+
+// Stages fresh rows (InitRow) for every key of the batches into ps.
+void Stage(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, int pass) {
+  std::vector<uint64_t> keys;
+  for (const Batch& b : batches) keys.insert(keys.end(), b.keys.begin(), b.keys.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const size_t rb = RowLayout{spec.embedding_dim}.bytes();
+  std::vector<uint8_t> rows(keys.size() * rb);
+  for (size_t i = 0; i < keys.size(); ++i) InitRow(spec, keys[i], &rows[i * rb]);
+  REQUIRE(ps.BeginPass(pass, keys.size()).ok());
+  REQUIRE(ps.Insert(keys.data(), keys.size(), rows.data()).ok());
+}
+
+// |a - b| <= rel * max(|a|, |b|), with an absolute floor of rel * the vector's largest
+// magnitude for entries that cancel to near zero.
+void CheckClose(const std::vector<float>& a, const std::vector<float>& b, double rel) {
+  REQUIRE(a.size() == b.size());
+  double scale = 0;
+  for (float x : b) scale = std::max(scale, std::fabs(static_cast<double>(x)));
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double tol = rel * std::max({std::fabs(static_cast<double>(a[i])), std::fabs(static_cast<double>(b[i])), scale * 0.1});
+    CHECK_MESSAGE(std::fabs(static_cast<double>(a[i]) - b[i]) <= tol, "index " << i << ": " << a[i] << " vs " << b[i]);
+  }
+}
+
+std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector<uint64_t>& keys,
+                             std::vector<uint32_t>* counters) {
+  const RowLayout layout{spec.embedding_dim};
+  std::vector<uint8_t> rows(keys.size() * layout.bytes());
+  REQUIRE(ps.Export(keys.data(), keys.size(), rows.data()).ok());
+  std::vector<float> floats;
+  counters->clear();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint8_t* row = &rows[i * layout.bytes()];
+    floats.insert(floats.end(), RowLayout::Embedding(row), RowLayout::Embedding(row) + layout.floats());
+    counters->push_back(layout.Freq(row));
+    counters->push_back(layout.LastPass(row));
+  }
+  return floats;
+}
+
+void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
+  const HbmOptions o = SmallModel(workers, sparse, dense);
+  auto host = NewHostHbmPs(o);
+  std::unique_ptr<HbmPs> cuda;
+  const Status made = NewCudaHbmPs(o, &cuda);
+  REQUIRE_MESSAGE(made.ok(), made.ToString());
+  std::vector<Batch> batches;
+  for (int g = 0; g < workers; ++g) batches.push_back(RandomBatch(o.spec, 48, 100 + g));
+  Stage(*host, o.spec, batches, 1);
+  Stage(*cuda, o.spec, batches, 1);
+  const float scale = 1.0f / (48.0f * workers);
+
+  for (int g = 0; g < workers; ++g) {
+    WorkerGrads h, c;
+    REQUIRE(host->ComputeGradients(g, batches[g], scale, &h).ok());
+    const Status st = cuda->ComputeGradients(g, batches[g], scale, &c);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    CHECK(c.keys == h.keys);      // distinct keys in first-seen order
+    CHECK(c.counts == h.counts);
+    CHECK(c.examples == h.examples);
+    CHECK(c.loss_sum == doctest::Approx(h.loss_sum).epsilon(1e-5));
+    CheckClose(c.grads, h.grads, 1e-5);
+    CheckClose(c.dense, h.dense, 1e-5);
+
+    std::vector<float> hp(48), cp(48);
+    REQUIRE(host->Predict(g, batches[g], hp.data()).ok());
+    REQUIRE(cuda->Predict(g, batches[g], cp.data()).ok());
+    CheckClose(cp, hp, 1e-5);
+
+    // One optimizer step from the host's gradients, applied to both backends.
+    REQUIRE(host->ApplySparse(h.keys.data(), h.keys.size(), h.grads.data(), h.counts.data()).ok());
+    REQUIRE(cuda->ApplySparse(h.keys.data(), h.keys.size(), h.grads.data(), h.counts.data()).ok());
+    REQUIRE(host->ApplyDense(h.dense.data()).ok());
+    REQUIRE(cuda->ApplyDense(h.dense.data()).ok());
+    std::vector<uint32_t> hc, cc;
+    CheckClose(RowFloats(*cuda, o.spec, h.keys, &cc), RowFloats(*host, o.spec, h.keys, &hc), 1e-5);
+    CHECK(cc == hc);  // freq and last pass
+    DenseState hs, cs;
+    REQUIRE(host->GetDenseState(&hs).ok());
+    REQUIRE(cuda->GetDenseState(&cs).ok());
+    CHECK(cs.steps == hs.steps);
+    CheckClose(cs.params, hs.params, 1e-5);
+    CheckClose(cs.m, hs.m, 1e-5);
+    CheckClose(cs.v, hs.v, 1e-5);
+  }
+}
+
+TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backend") {
+  if (NoGpu()) return;
+  for (int g = 1; g <= std::min(2, CudaDeviceCount()); ++g) {
+    CAPTURE(g);
+    CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+    CompareOneStep(g, SparseOptimizerKind::kSgd, DenseOptimizerKind::kSgd);
+  }
+}
+
+TEST_CASE("cuda: a missing key and an oversized batch are errors, not zeros") {
+  if (NoGpu()) return;
+  const HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+  std::unique_ptr<HbmPs> cuda;
+  REQUIRE(NewCudaHbmPs(o, &cuda).ok());
+  const Batch b = RandomBatch(o.spec, 16, 3);
+  Stage(*cuda, o.spec, {RandomBatch(o.spec, 16, 4)}, 1);  // other keys than b's
+  WorkerGrads g;
+  CHECK(cuda->ComputeGradients(0, b, 1.0f, &g).code() == Status::Code::kNotFound);
+  Stage(*cuda, o.spec, {b}, 2);
+  CHECK(cuda->ComputeGradients(0, b, 1.0f, &g).ok());
+  CHECK(cuda->ComputeGradients(0, RandomBatch(o.spec, 65, 5), 1.0f, &g).code() == Status::Code::kInvalidArgument);
+}
+
+// Stages every key of the train and eval batches, trains three epochs over the train
+// batches (one worker, bulk-synchronous steps) and returns the eval logloss.
+double TrainAndEval(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& train, const Batch& eval) {
+  std::vector<Batch> all = train;
+  all.push_back(eval);
+  Stage(ps, spec, all, 1);
+  const float scale = 1.0f / static_cast<float>(train.front().num_examples);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (const Batch& b : train) {
+      WorkerGrads g;
+      REQUIRE(ps.ComputeGradients(0, b, scale, &g).ok());
+      REQUIRE(ps.ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
+      REQUIRE(ps.ApplyDense(g.dense.data()).ok());
+    }
+  }
+  std::vector<float> probs(eval.num_examples);
+  REQUIRE(ps.Predict(0, eval, probs.data()).ok());
+  double loss = 0;
+  for (int i = 0; i < eval.num_examples; ++i) {
+    const double p = std::clamp(static_cast<double>(probs[i]), 1e-7, 1 - 1e-7);
+    loss -= eval.labels[i] > 0.5f ? std::log(p) : std::log(1 - p);
+  }
+  return loss / eval.num_examples;
+}
+
+TEST_CASE("cuda: a short training run reaches the host backend's eval logloss") {
+  if (NoGpu()) return;
+  const HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+  std::vector<Batch> train;
+  for (int i = 0; i < 10; ++i) train.push_back(RandomBatch(o.spec, 64, 1000 + i));
+  const Batch eval = RandomBatch(o.spec, 64, 5000);
+  auto host = NewHostHbmPs(o);
+  std::unique_ptr<HbmPs> cuda;
+  REQUIRE(NewCudaHbmPs(o, &cuda).ok());
+  const double h = TrainAndEval(*host, o.spec, train, eval);
+  const double c = TrainAndEval(*cuda, o.spec, train, eval);
+  CHECK(c == doctest::Approx(h).epsilon(1e-4));
+}
+
+}  // namespace
+}  // namespace strata
