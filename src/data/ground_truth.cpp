@@ -18,7 +18,9 @@ static const double kPairStd = EnvOr("XPAIR", 0.6);
 constexpr double kDenseStd = 0.35;
 constexpr int kMaxPairs = 4;
 static const int kPairRank = static_cast<int>(EnvOr("XRANK", 4));
-static const double kHeadRanks = EnvOr("XHEAD", 100.0);  // ranks up to this keep their full weight
+static const double kHeadRanks = EnvOr("XHEAD", 100.0);
+static const double kPairHeadRanks = EnvOr("XPHEAD", 100.0);
+static double PairDecay(uint64_t rank) { double r = static_cast<double>(rank); return r <= kPairHeadRanks ? 1.0 : std::pow(kPairHeadRanks / r, 1.5); }  // ranks up to this keep their full weight
 
 // Bijective 32-bit mixer (murmur3's finalizer).
 uint32_t Fmix32(uint32_t h) {
@@ -111,7 +113,7 @@ double GroundTruth::Logit(const SyntheticRow& row) const {
     for (int d = 0; d < kPairRank; ++d) {
       dot += Gauss(Mix64(ha + static_cast<uint64_t>(d))) * Gauss(Mix64(hb + static_cast<uint64_t>(d)));
     }
-    z += pair_amp_ * Decay(ra) * Decay(rb) * dot / std::sqrt(static_cast<double>(kPairRank));
+    z += pair_amp_ * PairDecay(ra) * PairDecay(rb) * dot / std::sqrt(static_cast<double>(kPairRank));
   }
   for (int j = 0; j < options_.num_dense; ++j) {
     // An empty field reads as 0 (TransformDense(0) == 0), so the truth sees it that way too.

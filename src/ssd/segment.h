@@ -32,6 +32,7 @@ struct Segment {
   std::atomic<uint64_t> records{0};    // records appended so far
   std::atomic<uint64_t> durable{0};    // records covered by the committed manifest
   std::atomic<bool> sealed{false};     // no more appends; eligible for compaction once durable
+  std::atomic<uint64_t> hold_until{0};  // not a compaction victim before this sync epoch
   uint64_t live = 0;                   // records the index points at (store's index lock)
 };
 

@@ -7,7 +7,9 @@
 // the victim's copy must survive the switch. Copies keep their seq, so recovery picks the
 // right one whatever the file order. Outputs are fdatasync'ed, the manifest swaps victims
 // for outputs, then the index is moved with compare-and-set (a Put that raced the copy
-// wins) and the victims are unlinked.
+// wins) and the victims are unlinked. An output holding copies of such not-yet-durably
+// superseded records is held back from compaction until the next Sync, or the compactor
+// would copy the same records round after round.
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,7 +111,10 @@ std::vector<SsdStoreImpl::SegmentPtr> SsdStoreImpl::PickVictims() {
       if (seg == nullptr) continue;
       const uint64_t records = seg->records;
       disk += layout_.ExtentBytes(records);
-      if (!seg->sealed || records == 0 || seg->durable != records || seg->live >= records) continue;
+      if (!seg->sealed || records == 0 || seg->durable != records || seg->live >= records ||
+          seg->hold_until > sync_epoch_) {
+        continue;
+      }
       const uint64_t live_bytes = layout_.ExtentBytes(seg->live) - kHeaderBytes;
       cands.push_back({1.0 - double(seg->live) / double(records), live_bytes,
                        layout_.ExtentBytes(records) - live_bytes, seg});
@@ -151,6 +156,8 @@ Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
   AlignedBuffer buf = NewAlignedBuffer(chunk_units * layout_.unit_bytes);
   std::vector<uint64_t> keys, seqs;
   std::vector<uint8_t> take;
+  const uint64_t epoch = sync_epoch_;
+  bool hold = false;  // some copy is superseded by a record the next Sync makes durable
   for (const SegmentPtr& v : victims) {
     const uint64_t records = v->records;
     const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
@@ -182,7 +189,9 @@ Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
           uint64_t loc = 0;
           if (!index_.Find(keys[r - first], &loc)) continue;
           const Segment* at = slots_[LocationSlot(loc)].get();
-          take[r - first] = loc == MakeLocation(v->slot, r) || LocationRecord(loc) >= at->durable;
+          const bool live = loc == MakeLocation(v->slot, r);
+          take[r - first] = live || LocationRecord(loc) >= at->durable;
+          hold |= !live && take[r - first];
         }
       }
       for (uint64_t r = first; r < end; ++r) {
@@ -208,6 +217,7 @@ Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
     for (const SegmentPtr& seg : outputs) {
       if (st.ok()) st = SyncFile(seg->fd, seg->path);
       seg->sealed = true;
+      if (hold) seg->hold_until = epoch + 1;
     }
     if (!st.ok()) return abandon(st);
   }

@@ -354,6 +354,7 @@ Status SsdStoreImpl::Sync() {
     if (!st.ok()) return KeepError(st);
   }
   unsynced_.clear();
+  ++sync_epoch_;
   Schedule();
   return Status::OK();
 }

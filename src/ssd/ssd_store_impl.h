@@ -75,6 +75,7 @@ class SsdStoreImpl final : public SsdStore {
   const SsdOptions opts_;
   const RecordLayout layout_;
   std::atomic<uint64_t> next_file_{1};
+  std::atomic<uint64_t> sync_epoch_{0};   // completed Sync commits
 
   std::mutex compact_mu_;
   std::mutex manifest_mu_;

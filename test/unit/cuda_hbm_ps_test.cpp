@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "strata/common/partition.h"
@@ -168,9 +169,14 @@ TEST_CASE("cuda: a missing key and an oversized batch are errors, not zeros") {
   std::unique_ptr<HbmPs> cuda;
   REQUIRE(NewCudaHbmPs(o, &cuda).ok());
   const Batch b = RandomBatch(o.spec, 16, 3);
-  Stage(*cuda, o.spec, {RandomBatch(o.spec, 16, 4)}, 1);  // other keys than b's
+  REQUIRE(!b.keys.empty());
+  Batch partial = b;  // every key of b but its first
+  partial.keys.erase(std::remove(partial.keys.begin(), partial.keys.end(), b.keys.front()), partial.keys.end());
+  Stage(*cuda, o.spec, {partial}, 1);
   WorkerGrads g;
-  CHECK(cuda->ComputeGradients(0, b, 1.0f, &g).code() == Status::Code::kNotFound);
+  const Status missing = cuda->ComputeGradients(0, b, 1.0f, &g);
+  CHECK(missing.code() == Status::Code::kNotFound);
+  CHECK(missing.message().find(std::to_string(b.keys.front())) != std::string::npos);
   Stage(*cuda, o.spec, {b}, 2);
   CHECK(cuda->ComputeGradients(0, b, 1.0f, &g).ok());
   CHECK(cuda->ComputeGradients(0, RandomBatch(o.spec, 65, 5), 1.0f, &g).code() == Status::Code::kInvalidArgument);

@@ -1,0 +1,278 @@
+// MEM-PS against a std::unordered_map model (random Get/Put/Pin/Flush/reopen at tiny
+// capacities), plus the write discipline: dirty rows written before eviction, clean rows
+// dropped without a write, pinned rows kept, never-written keys kept off the backing store.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "strata/mem/mem_ps.h"
+
+namespace strata {
+namespace {
+
+constexpr size_t kRowBytes = 24;
+
+// Counts the traffic into a shared in-memory store that outlives each MEM-PS over it.
+class CountingStore final : public RowStore {
+ public:
+  struct Counts {
+    uint64_t put_calls = 0, put_rows = 0, get_keys = 0;
+  };
+  CountingStore(RowStore* inner, Counts* counts) : inner_(inner), counts_(counts) {}
+  size_t row_bytes() const override { return inner_->row_bytes(); }
+  Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
+    counts_->get_keys += n;
+    return inner_->Get(keys, n, rows, found);
+  }
+  Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    ++counts_->put_calls;
+    counts_->put_rows += n;
+    return inner_->Put(keys, n, rows);
+  }
+  Status Sync() override { return inner_->Sync(); }
+  Status Scan(const std::function<void(uint64_t, const uint8_t*)>& v) override { return inner_->Scan(v); }
+  uint64_t num_keys() const override { return inner_->num_keys(); }
+  StoreStats stats() const override { return inner_->stats(); }
+
+ private:
+  RowStore* inner_;
+  Counts* counts_;
+};
+
+std::vector<uint8_t> RowOf(uint64_t key, uint32_t version) {
+  std::vector<uint8_t> row(kRowBytes);
+  for (size_t i = 0; i < kRowBytes; ++i) row[i] = static_cast<uint8_t>(key * 31 + version * 7 + i);
+  std::memcpy(&row[16], &version, 4);  // the frequency counter of these rows
+  return row;
+}
+
+struct Fixture {
+  std::unique_ptr<RowStore> disk = NewMemoryRowStore(kRowBytes);
+  CountingStore::Counts counts;
+  std::unique_ptr<MemPs> cache;
+
+  void Open(size_t capacity_rows, int stripes, int freq_offset = 16, size_t flush_batch = 3) {
+    MemPsOptions o;
+    o.capacity_bytes = capacity_rows * (kRowBytes + kMemPsRowOverheadBytes);
+    o.stripes = stripes;
+    o.freq_offset = freq_offset;
+    o.flush_batch_rows = flush_batch;
+    REQUIRE(NewMemPs(o, std::make_unique<CountingStore>(disk.get(), &counts), &cache).ok());
+  }
+  void Put(uint64_t key, uint32_t version) { REQUIRE(cache->Put(&key, 1, RowOf(key, version).data()).ok()); }
+  bool Get(uint64_t key, std::vector<uint8_t>* row) {
+    row->assign(kRowBytes, 0);
+    uint8_t found = 9;
+    REQUIRE(cache->Get(&key, 1, row->data(), &found).ok());
+    return found == 1;
+  }
+};
+
+TEST_CASE("mem: MEM-PS matches a map model under random ops at tiny capacities") {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    Fixture f;
+    const size_t capacity = rng() % 6;  // rows; 0 keeps only pinned rows
+    const int stripes = 1 + static_cast<int>(rng() % 3);
+    const int freq_offset = rng() % 2 ? 16 : -1;
+    f.Open(capacity, stripes, freq_offset, 1 + rng() % 4);
+    std::unordered_map<uint64_t, uint32_t> model;  // key -> version
+    int pass = 0;
+    bool pinned_pass = false;
+    for (int op = 0; op < 1500; ++op) {
+      const unsigned r = rng() % 100;
+      if (r < 40) {  // batched Get
+        std::vector<uint64_t> keys;
+        for (uint64_t k = rng() % 40; keys.size() < 1 + rng() % 6; k = (k + 1 + rng() % 5) % 40) {
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+        std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size());
+        REQUIRE(f.cache->Get(keys.data(), keys.size(), rows.data(), found.data()).ok());
+        for (size_t i = 0; i < keys.size(); ++i) {
+          auto it = model.find(keys[i]);
+          REQUIRE(found[i] == (it != model.end()));
+          if (found[i]) CHECK(std::memcmp(&rows[i * kRowBytes], RowOf(keys[i], it->second).data(), kRowBytes) == 0);
+        }
+      } else if (r < 80) {  // batched Put of distinct keys
+        std::vector<uint64_t> keys;
+        std::vector<uint8_t> rows;
+        for (uint64_t k = rng() % 40; keys.size() < 1 + rng() % 6; k = (k + 1 + rng() % 7) % 40) {
+          if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+          keys.push_back(k);
+          const uint32_t v = ++model[k];
+          auto row = RowOf(k, v);
+          rows.insert(rows.end(), row.begin(), row.end());
+        }
+        REQUIRE(f.cache->Put(keys.data(), keys.size(), rows.data()).ok());
+      } else if (r < 88) {  // next pass: pin some keys of it, release the last one
+        ++pass;
+        REQUIRE(f.cache->BeginPass(pass).ok());
+        std::vector<uint64_t> keys;
+        for (int i = 0; i < 4; ++i) keys.push_back(rng() % 40);
+        f.cache->Pin(keys.data(), keys.size(), pass);
+        if (pinned_pass) REQUIRE(f.cache->UnpinPass(pass - 1).ok());
+        pinned_pass = true;
+      } else if (r < 94) {
+        REQUIRE(f.cache->Flush().ok());
+        CHECK(f.cache->mem_stats().dirty_rows == 0);
+      } else if (r < 97) {  // reopen over the same backing store
+        REQUIRE(f.cache->Flush().ok());
+        f.Open(capacity, stripes, freq_offset);
+        pass = 0;
+        pinned_pass = false;
+      } else {
+        CHECK(f.cache->num_keys() == model.size());
+        size_t visited = 0;
+        REQUIRE(f.cache->Scan([&](uint64_t key, const uint8_t* row) {
+                  ++visited;
+                  REQUIRE(model.count(key));
+                  CHECK(std::memcmp(row, RowOf(key, model[key]).data(), kRowBytes) == 0);
+                }).ok());
+        CHECK(visited == model.size());
+      }
+      if (r >= 40 && r < 88) {  // Put, BeginPass and UnpinPass leave the cache within budget
+        MemPsStats st = f.cache->mem_stats();
+        CHECK(st.resident_rows <= capacity + st.pinned_rows);
+      }
+    }
+    REQUIRE(f.cache->Flush().ok());
+    CHECK(f.disk->num_keys() == model.size());
+    for (const auto& [key, version] : model) {
+      std::vector<uint8_t> row(kRowBytes);
+      uint8_t found = 0;
+      REQUIRE(f.disk->Get(&key, 1, row.data(), &found).ok());
+      REQUIRE(found == 1);
+      CHECK(std::memcmp(row.data(), RowOf(key, version).data(), kRowBytes) == 0);
+    }
+  }
+}
+
+TEST_CASE("mem: evicted dirty rows are written in batches, clean rows are dropped unwritten") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/4, /*stripes=*/1, 16, /*flush_batch=*/3);
+  for (uint64_t k = 0; k < 10; ++k) f.Put(k, 1);
+  MemPsStats st = f.cache->mem_stats();
+  CHECK(st.resident_rows == 4);
+  CHECK(st.dirty_evictions == 6);
+  CHECK(f.counts.put_rows == 6);       // every evicted row was dirty and got written
+  CHECK(f.counts.put_calls == 6);      // one Put call evicts one row at a time here
+  REQUIRE(f.cache->Flush().ok());
+  CHECK(f.counts.put_rows == 10);
+  CHECK(f.counts.put_calls == 6 + 2);  // 4 dirty rows in batches of 3
+  // Reading the flushed rows back evicts only clean rows: no more writes.
+  std::vector<uint8_t> row;
+  for (uint64_t k = 0; k < 10; ++k) {
+    REQUIRE(f.Get(k, &row));
+    REQUIRE(f.cache->BeginPass(static_cast<int>(k) + 1).ok());
+  }
+  CHECK(f.counts.put_rows == 10);
+  CHECK(f.cache->mem_stats().evictions > 6);
+  // One big Put over budget evicts in batches of at most flush_batch_rows.
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> rows;
+  for (uint64_t k = 100; k < 111; ++k) {
+    keys.push_back(k);
+    auto r = RowOf(k, 2);
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  const uint64_t calls = f.counts.put_calls;
+  REQUIRE(f.cache->Put(keys.data(), keys.size(), rows.data()).ok());
+  CHECK(f.counts.put_rows == 10 + 7);
+  CHECK(f.counts.put_calls == calls + 3);  // 7 dirty victims: 3 + 3 + 1
+}
+
+TEST_CASE("mem: pinned rows stay cached whatever else arrives") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/2, /*stripes=*/2);
+  const uint64_t pinned[] = {1, 2, 3};
+  f.cache->Pin(pinned, 3, /*pass=*/0);  // before the rows exist: pins wait for them
+  for (uint64_t k : pinned) f.Put(k, 1);
+  const uint64_t next[] = {3, 4};
+  f.cache->Pin(next, 2, /*pass=*/1);
+  for (uint64_t k = 4; k < 50; ++k) f.Put(k, 1000);  // frequency 1000 beats the pinned rows' 1
+  std::vector<uint8_t> row;
+  const uint64_t before = f.counts.get_keys;
+  for (uint64_t k : pinned) CHECK(f.Get(k, &row));
+  CHECK(f.Get(4, &row));
+  CHECK(f.counts.get_keys == before);  // all hits
+  CHECK(f.cache->mem_stats().pinned_rows == 4);
+  REQUIRE(f.cache->UnpinPass(0).ok());
+  CHECK(f.cache->mem_stats().pinned_rows == 2);  // 3 and 4 are still pinned for pass 1
+  REQUIRE(f.cache->UnpinPass(1).ok());
+  CHECK(f.cache->mem_stats().pinned_rows == 0);
+  CHECK(f.cache->mem_stats().resident_rows == 2);
+}
+
+TEST_CASE("mem: never-written keys are answered without asking the backing store") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/8, /*stripes=*/4);
+  std::vector<uint64_t> keys(1000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = 1'000'000 + i;
+  std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size(), 1);
+  REQUIRE(f.cache->Get(keys.data(), keys.size(), rows.data(), found.data()).ok());
+  CHECK(std::count(found.begin(), found.end(), 0) == 1000);
+  CHECK(f.counts.get_keys == 0);
+  CHECK(f.cache->mem_stats().bloom_skips == 1000);
+  // New rows Put and evicted reach the backing store and are found again through it.
+  for (uint64_t k = 0; k < 100; ++k) f.Put(k, 1);
+  std::vector<uint8_t> row;
+  for (uint64_t k = 0; k < 100; ++k) CHECK(f.Get(k, &row));
+  // A false positive costs one lookup, never a wrong answer: few of 1000 absent keys leak.
+  const uint64_t before = f.counts.get_keys;
+  REQUIRE(f.cache->Get(keys.data(), keys.size(), rows.data(), found.data()).ok());
+  CHECK(std::count(found.begin(), found.end(), 0) == 1000);
+  CHECK(f.counts.get_keys - before < 50);
+}
+
+TEST_CASE("mem: concurrent Gets return the newest rows") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/64, /*stripes=*/8);
+  for (uint64_t k = 0; k < 400; ++k) f.Put(k, static_cast<uint32_t>(k % 5 + 1));
+  REQUIRE(f.cache->Flush().ok());
+  std::vector<int> errors(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      for (int i = 0; i < 300; ++i) {
+        uint64_t keys[8];
+        for (uint64_t& k : keys) k = rng() % 500;
+        std::sort(keys, keys + 8);
+        const size_t n = std::unique(keys, keys + 8) - keys;
+        std::vector<uint8_t> rows(n * kRowBytes), found(n);
+        if (!f.cache->Get(keys, n, rows.data(), found.data()).ok()) ++errors[t];
+        for (size_t j = 0; j < n; ++j) {
+          if (found[j] != (keys[j] < 400)) ++errors[t];
+          if (found[j] && std::memcmp(&rows[j * kRowBytes], RowOf(keys[j], keys[j] % 5 + 1).data(), kRowBytes) != 0) ++errors[t];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(errors == std::vector<int>(4, 0));
+  REQUIRE(f.cache->BeginPass(1).ok());  // trims what the Gets loaded
+  CHECK(f.cache->mem_stats().resident_rows <= 64);
+}
+
+TEST_CASE("mem: NewMemPs rejects bad options") {
+  std::unique_ptr<MemPs> out;
+  MemPsOptions o;
+  o.freq_offset = static_cast<int>(kRowBytes) - 3;
+  Status st = NewMemPs(o, NewMemoryRowStore(kRowBytes), &out);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK(st.message().find("freq offset") != std::string::npos);
+  o = MemPsOptions{};
+  o.stripes = 0;
+  CHECK(!NewMemPs(o, NewMemoryRowStore(kRowBytes), &out).ok());
+  o = MemPsOptions{};
+  o.flush_batch_rows = 0;
+  CHECK(!NewMemPs(o, NewMemoryRowStore(kRowBytes), &out).ok());
+}
+
+}  // namespace
+}  // namespace strata
