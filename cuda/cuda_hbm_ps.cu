@@ -288,12 +288,12 @@ class CudaHbmPs final : public HbmPs {
   Status ApplyDense(const float* grad) override {
     const size_t P = mlp_.num_params();
     ++steps_;
+    const AdamStepScalars k = MakeAdamStepScalars(spec_.lr_dense, DenseOptimizer::kAdamBeta1,
+                                                  DenseOptimizer::kAdamBeta2, DenseOptimizer::kAdamEps, steps_);
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
       STRATA_RETURN_IF_ERROR(Upload(grad, P, w->stream, &w->grad));
       if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
-        const AdamStepScalars k = MakeAdamStepScalars(spec_.lr_dense, DenseOptimizer::kAdamBeta1,
-                                                      DenseOptimizer::kAdamBeta2, DenseOptimizer::kAdamEps, steps_);
         STRATA_RETURN_IF_ERROR(LaunchAdamStep(w->params.get(), w->m.get(), w->v.get(), w->grad.get(), P, k, w->stream));
       } else {
         STRATA_RETURN_IF_ERROR(LaunchSgdStep(w->params.get(), w->grad.get(), P, spec_.lr_dense, w->stream));
@@ -370,6 +370,7 @@ class CudaHbmPs final : public HbmPs {
       return Status::InvalidArgument("batch of " + std::to_string(B) + " examples exceeds the HBM-PS max_batch " +
                                      std::to_string(max_batch_));
     }
+    if (w.views.get() == nullptr) return Status::InvalidArgument("HBM-PS: a batch before the first BeginPass");
     const size_t n = batch.keys.size();
     STRATA_RETURN_IF_ERROR(Upload(batch.keys.data(), n, w.stream, &w.keys));
     STRATA_RETURN_IF_ERROR(Upload(batch.offsets.data(), batch.offsets.size(), w.stream, &w.offsets));

@@ -12,7 +12,8 @@
 namespace strata {
 
 Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& serve,
-                           std::vector<uint8_t>* rows, PassRouting* routing) {
+                           std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
+                           PassRouting* routing) {
   const int ranks = comm_->size();
   std::vector<std::string> send(ranks), recv;
   std::vector<std::vector<size_t>> position(ranks);  // where each sent key's row goes
@@ -37,9 +38,9 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
     const size_t n = recv[r].size() / sizeof(uint64_t);
     std::vector<uint64_t> asked(n);
     std::memcpy(asked.data(), recv[r].data(), recv[r].size());
-    std::vector<uint8_t> served(n * row_bytes_);
-    STRATA_RETURN_IF_ERROR(serve(asked.data(), n, served.data()));
-    reply[r].reserve(n * (row_bytes_ + 1));
+    std::vector<uint8_t> served(n * row_bytes_), served_flags(n, 0);
+    STRATA_RETURN_IF_ERROR(serve(asked.data(), n, served.data(), served_flags.data()));
+    reply[r].reserve(n * (row_bytes_ + 2));
     for (size_t i = 0; i < n; ++i) {
       uint8_t is_returner = 0;
       if (routing) {
@@ -49,6 +50,7 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
         subs[slot].push_back(r);
       }
       wire::Put(&reply[r], is_returner);
+      wire::Put(&reply[r], served_flags[i]);
       wire::PutBytes(&reply[r], &served[i * row_bytes_], row_bytes_);
     }
   }
@@ -61,6 +63,7 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(reply, &recv));
 
   rows->resize(keys.size() * row_bytes_);
+  flags->assign(keys.size(), 0);
   if (routing) {
     routing->keys = keys;
     routing->returner.assign(keys.size(), 0);
@@ -70,6 +73,7 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
     for (size_t i : position[r]) {
       const uint8_t is_returner = in.Get<uint8_t>();
       if (routing) routing->returner[i] = is_returner;
+      (*flags)[i] = in.Get<uint8_t>();
       std::memcpy(rows->data() + i * row_bytes_, in.Take(row_bytes_), row_bytes_);
     }
   }

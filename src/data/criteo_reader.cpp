@@ -40,11 +40,11 @@ Status ChunkReader::OpenPiece() {
   return Status::OK();
 }
 
-Status ChunkReader::Next(int max_examples, Batch* out) {
-  assert(max_examples >= 1);
-  out->Clear(schema_.num_slots, schema_.num_dense);
-  std::string reason;
-  while (out->num_examples < max_examples && piece_ < pieces_.size()) {
+// The next line of the chunk, opening and closing pieces as needed; *line_no is its
+// 1-based line number within its file. *has_line is false at the end of the chunk.
+Status ChunkReader::NextLine(std::string_view* line, bool* has_line, uint64_t* line_no) {
+  *has_line = false;
+  while (piece_ < pieces_.size()) {
     if (!piece_open_) STRATA_RETURN_IF_ERROR(OpenPiece());
     const ShardPiece& piece = pieces_[piece_];
     if (piece_done_ == piece.num_lines) {
@@ -52,24 +52,49 @@ Status ChunkReader::Next(int max_examples, Batch* out) {
       ++piece_;
       continue;
     }
-    std::string_view line;
-    bool has_line = false;
-    STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
-    const InputFile& file = plan_.files()[piece.file];
-    if (!has_line) {
-      return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
+    STRATA_RETURN_IF_ERROR(lines_->Next(line, has_line));
+    if (!*has_line) {
+      return Status::IOError("input file " + plan_.files()[piece.file].path +
+                             " has fewer lines than when it was planned");
     }
     ++piece_done_;
     ++lines_read_;
-    bytes_read_ += line.size() + 1;
+    bytes_read_ += line->size() + 1;
+    *line_no = piece.first_line + piece_done_;
+    return Status::OK();
+  }
+  return Status::OK();
+}
+
+Status ChunkReader::Next(int max_examples, Batch* out) {
+  assert(max_examples >= 1);
+  out->Clear(schema_.num_slots, schema_.num_dense);
+  std::string reason;
+  while (out->num_examples < max_examples) {
+    std::string_view line;
+    bool has_line = false;
+    uint64_t line_no = 0;
+    STRATA_RETURN_IF_ERROR(NextLine(&line, &has_line, &line_no));
+    if (!has_line) break;
     if (line.empty()) continue;
     if (!data_internal::ParseCriteoRow(line, schema_, out, &reason)) {
       ++bad_rows_;
       if (bad_row_messages_.size() < kMaxBadRowMessages) {
-        uint64_t line_no = piece.first_line + piece_done_;  // 1-based
-        bad_row_messages_.push_back(file.path + ":" + std::to_string(line_no) + ": " + reason);
+        const ShardPiece& piece = pieces_[piece_];
+        bad_row_messages_.push_back(plan_.files()[piece.file].path + ":" + std::to_string(line_no) + ": " + reason);
       }
     }
+  }
+  return Status::OK();
+}
+
+Status ChunkReader::SkipLines(uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view line;
+    bool has_line = false;
+    uint64_t line_no = 0;
+    STRATA_RETURN_IF_ERROR(NextLine(&line, &has_line, &line_no));
+    if (!has_line) return Status::InvalidArgument("cannot skip " + std::to_string(n) + " lines: the chunk has " + std::to_string(lines_read_));
   }
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 // doubles, exact for integers), RFC 8259 escaping for strings, stdio with a flush per line.
 #include "strata/metrics/jsonl.h"
 
+#include <cassert>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -98,6 +99,7 @@ Status JsonlWriter::Open(const std::string& path) {
 }
 
 Status JsonlWriter::Write(const JsonRecord& record) {
+  assert(file_ != nullptr);
   const std::string line = record.ToString() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     return ErrnoStatus("cannot write metrics file " + path_, errno);

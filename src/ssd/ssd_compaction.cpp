@@ -152,7 +152,10 @@ Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
     bytes_written_ += out_bytes;
     return st;
   };
-  const size_t chunk_units = std::max<size_t>(1, kCompactChunkBytes / layout_.unit_bytes);
+  uint64_t max_units = 1;
+  for (const SegmentPtr& v : victims) max_units = std::max<uint64_t>(max_units, (v->records + layout_.per_unit - 1) / layout_.per_unit);
+  const size_t chunk_units = static_cast<size_t>(
+      std::min<uint64_t>(max_units, std::max<size_t>(1, kCompactChunkBytes / layout_.unit_bytes)));
   AlignedBuffer buf = NewAlignedBuffer(chunk_units * layout_.unit_bytes);
   std::vector<uint64_t> keys, seqs;
   std::vector<uint8_t> take;

@@ -118,12 +118,13 @@ Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, KeyIndex* se
   if (static_cast<uint64_t>(st.st_size) > extent && ::ftruncate(fd, static_cast<off_t>(extent)) != 0) {
     return ErrnoStatus("drop unsynced tail of " + seg->path, errno);
   }
-  const size_t chunk_units = std::max<size_t>(1, kRecoveryChunkBytes / layout_.unit_bytes);
+  const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
+  const size_t chunk_units = static_cast<size_t>(
+      std::clamp<uint64_t>(units, 1, std::max<size_t>(1, kRecoveryChunkBytes / layout_.unit_bytes)));
   AlignedBuffer buf = NewAlignedBuffer(std::max(kHeaderBytes, chunk_units * layout_.unit_bytes));
   size_t got = 0;
   STRATA_RETURN_IF_ERROR(PreadAll(fd, buf.get(), kHeaderBytes, 0, seg->path, &got));
   STRATA_RETURN_IF_ERROR(CheckSegmentHeader(seg->path, buf.get(), opts_.row_bytes, number));
-  const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
   for (uint64_t u = 0; u < units; u += chunk_units) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
     const uint64_t offset = kHeaderBytes + u * layout_.unit_bytes;
@@ -254,7 +255,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
         continue;
       }
     }
-    const uint64_t unit_at = layout_.Offset(rec) / layout_.unit_bytes * layout_.unit_bytes;
+    const uint64_t unit_at = kHeaderBytes + rec / layout_.per_unit * layout_.unit_bytes;
     ReadOp* last = ops.empty() ? nullptr : &ops.back();
     if (last != nullptr && last->fd == seg->fd &&
         unit_at <= last->offset + last->length + kMaxGapUnits * layout_.unit_bytes &&

@@ -43,6 +43,11 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("pass-examples", "examples per pass across the job", cxxopts::value<std::string>()->default_value(std::to_string(d.pass_examples)))
       ("epochs", "passes over the training data", cxxopts::value<std::string>()->default_value(std::to_string(d.epochs)))
       ("eval-every-passes", "evaluate every N passes (0: only at the end)", cxxopts::value<std::string>()->default_value(std::to_string(d.eval_every_passes)))
+      ("mem-cache-gb", "MEM-PS DRAM budget per rank in GB (fractions allowed); 0: every row in DRAM, no SSD tier", cxxopts::value<std::string>()->default_value("0"))
+      ("ssd-dir", "directory of the SSD-PS files (one subfolder per rank)", cxxopts::value<std::string>()->default_value(d.ssd_dir))
+      ("ssd-compact-threshold", "stale fraction of an SSD-PS segment that triggers its compaction", cxxopts::value<std::string>()->default_value("0.5"))
+      ("prefetch-passes", "passes read, pulled and staged ahead of training", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
+      ("pipeline", "on: the stages overlap; off: they run in sequence", cxxopts::value<std::string>()->default_value("on"))
       ("metrics-out", "JSONL metrics file", cxxopts::value<std::string>()->default_value(""))
       ("export-rows", "at the end, write every row as TSV to DIR/rows-<rank>.tsv", cxxopts::value<std::string>()->default_value(""))
       ("config", "file of flags, one per line, # comments; the command line wins", cxxopts::value<std::string>())
@@ -137,6 +142,11 @@ Status Validate(TrainOptions* o) {
   if (o->model.init_scale < 0) return Status::InvalidArgument("--init-scale must be >= 0");
   if (o->threads < 0) return Status::InvalidArgument("--threads must be >= 0, got " + std::to_string(o->threads));
   if (o->max_bad_rows < 0) return Status::InvalidArgument("--max-bad-rows must be >= 0");
+  if (o->mem_cache_gb < 0) return Status::InvalidArgument("--mem-cache-gb must be >= 0");
+  if (!(o->ssd_compact_threshold > 0 && o->ssd_compact_threshold < 1)) {
+    return Status::InvalidArgument("--ssd-compact-threshold must be in (0, 1)");
+  }
+  STRATA_RETURN_IF_ERROR(Positive("prefetch-passes", o->prefetch_passes));
   if (o->eval_every_passes < 0) return Status::InvalidArgument("--eval-every-passes must be >= 0");
   if (o->model.embedding_dim > 1024) return Status::InvalidArgument("--embedding-dim must be at most 1024");
   for (int w : o->model.mlp) {
@@ -194,6 +204,13 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     o.device = f.Str("device");
     o.metrics_out = f.Str("metrics-out");
     o.export_rows = f.Str("export-rows");
+    o.ssd_dir = f.Str("ssd-dir");
+    STRATA_RETURN_IF_ERROR(f.Number("mem-cache-gb", &o.mem_cache_gb));
+    STRATA_RETURN_IF_ERROR(f.Number("ssd-compact-threshold", &o.ssd_compact_threshold));
+    STRATA_RETURN_IF_ERROR(f.Number("prefetch-passes", &o.prefetch_passes));
+    const std::string pipeline = f.Str("pipeline");
+    if (pipeline != "on" && pipeline != "off") return Status::InvalidArgument("--pipeline: '" + pipeline + "' is not on or off");
+    o.pipeline = pipeline == "on";
     STRATA_RETURN_IF_ERROR(f.Number("max-bad-rows", &o.max_bad_rows));
     STRATA_RETURN_IF_ERROR(f.Number("workers-per-rank", &o.workers_per_rank));
     STRATA_RETURN_IF_ERROR(f.Number("threads", &o.threads));

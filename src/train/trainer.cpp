@@ -1,26 +1,30 @@
-// RunTraining: setup (threads, backend, store, shard plans) and the pass loop.
+// RunTraining: setup (threads, backend, row stores, shard plans), then the Train stage of
+// the pipeline on this thread: refresh and insert each pass's rows, run its global steps,
+// push the rows home; evaluation and the final report.
 #include "strata/train/trainer.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "strata/comm/param_exchange.h"
+#include "strata/common/key_index.h"
 #include "strata/common/row.h"
 #include "strata/common/thread_pool.h"
-#include "strata/data/criteo_reader.h"
 #include "strata/data/input_files.h"
 #include "strata/data/shard_plan.h"
 #include "strata/hbm/hbm_ps.h"
 #include "strata/metrics/auc.h"
 #include "strata/metrics/jsonl.h"
 #include "strata/model/optimizer.h"
-#include "strata/store/row_store.h"
+#include "train/pass_pipeline.h"
 #include "train/pass_stats.h"
 #include "train/row_export.h"
+#include "train/row_stores.h"
 
 namespace strata {
 namespace {
@@ -43,6 +47,13 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
   return ShardPlan::Deserialize(bytes, plan);
 }
 
+Status FirstError(const std::vector<Status>& all) {
+  for (const Status& s : all) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 class Job {
  public:
   Job(const TrainOptions& o, Comm* comm)
@@ -51,31 +62,15 @@ class Job {
 
   Status Run() {
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(Setup()));
-    const Clock::time_point start = Clock::now();
-    int pass = 0;
-    int64_t examples = 0, steps = 0;
-    double loss_sum = 0;
-    for (int epoch = 0; epoch < o_.epochs; ++epoch) {
-      std::vector<std::unique_ptr<ChunkReader>> readers = OpenReaders(train_plan_);
-      for (;;) {
-        PassStats st;
-        st.pass = pass;
-        st.epoch = epoch;
-        STRATA_RETURN_IF_ERROR(RunPass(readers, &st));
-        if (st.steps == 0) break;
-        examples += st.examples;
-        steps += st.steps;
-        loss_sum += st.loss_sum;
-        ++pass;
-        if (has_eval_ && o_.eval_every_passes > 0 && pass % o_.eval_every_passes == 0) {
-          STRATA_RETURN_IF_ERROR(Evaluate(&st));
-        }
-        STRATA_RETURN_IF_ERROR(Report(st));
-      }
-    }
+    std::unique_ptr<PassPipeline> pipeline;
+    STRATA_RETURN_IF_ERROR(PassPipeline::Start(o_, train_plan_, comm_, TrainHooks(), ReadPosition{},
+                                               o_.pipeline, &pipeline));
+    Status st = TrainAll(pipeline.get());
+    pipeline->Stop();
+    STRATA_RETURN_IF_ERROR(st);
     PassStats final_eval;
     if (has_eval_) STRATA_RETURN_IF_ERROR(Evaluate(&final_eval));
-    return Finish(examples, steps, loss_sum, pass, Since(start), final_eval);
+    return Finish(final_eval);
   }
 
  private:
@@ -85,6 +80,9 @@ class Job {
                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
     pool_ = std::make_unique<ThreadPool>(std::min(threads_, o_.workers_per_rank));
     workers_ = comm_->size() * o_.workers_per_rank;
+    if (o_.pipeline && !MpiSession::ThreadMultiple()) {
+      return Status::InvalidArgument("--pipeline on needs MPI_THREAD_MULTIPLE, which this MPI does not provide; use --pipeline off");
+    }
     HbmOptions ho;
     ho.spec = o_.model;
     ho.workers = o_.workers_per_rank;
@@ -96,143 +94,98 @@ class Job {
     } else {
       hbm_ = NewHostHbmPs(ho);
     }
-    store_ = NewMemoryRowStore(layout_.bytes());
+    STRATA_RETURN_IF_ERROR(OpenRowStores(o_, comm_->rank(), layout_.bytes(), &stores_));
     if (comm_->rank() == 0 && !o_.metrics_out.empty()) STRATA_RETURN_IF_ERROR(metrics_.Open(o_.metrics_out));
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(Status::OK()));
     STRATA_RETURN_IF_ERROR(PlanInput(comm_, o_.train, workers_, &train_plan_));
     has_eval_ = !o_.eval.empty();
     if (has_eval_) STRATA_RETURN_IF_ERROR(PlanInput(comm_, o_.eval, workers_, &eval_plan_));
     if (comm_->rank() == 0) {
-      fmt::print("strata-train: {} ranks x {} workers ({} backend, {} threads/rank), {} train lines, {} eval lines\n",
-                 comm_->size(), o_.workers_per_rank, hbm_->name(), threads_, train_plan_.total_lines(),
-                 has_eval_ ? eval_plan_.total_lines() : 0);
+      fmt::print("strata-train: {} ranks x {} workers ({} backend, {} threads/rank, {}), {} train lines, {} eval lines\n",
+                 comm_->size(), o_.workers_per_rank, hbm_->name(), threads_,
+                 stores_.mem ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o_.mem_cache_gb, o_.ssd_dir)
+                             : std::string("rows in DRAM"),
+                 train_plan_.total_lines(), has_eval_ ? eval_plan_.total_lines() : 0);
       std::fflush(stdout);
     }
     return Status::OK();
   }
 
-  std::vector<std::unique_ptr<ChunkReader>> OpenReaders(const ShardPlan& plan) const {
-    std::vector<std::unique_ptr<ChunkReader>> readers;
-    TsvSchema schema{o_.model.num_slots, o_.model.num_dense};
-    for (int g = 0; g < o_.workers_per_rank; ++g) {
-      readers.push_back(std::make_unique<ChunkReader>(plan, first_worker() + g, schema));
-    }
-    return readers;
+  PipelineHooks TrainHooks() {
+    PipelineHooks h;
+    h.serve = [this](int pass, const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return Serve(pass, k, n, r, f); };
+    h.pulled = [this](const PassData& p) {
+      std::lock_guard lock(store_mu_);
+      in_flight_[p.pass] = p.routing;
+    };
+    return h;
   }
 
-  int first_worker() const { return comm_->rank() * o_.workers_per_rank; }
-
-  // Reads up to max_batches batches per local worker; agrees on the pass's step count and
-  // on the malformed-row budget.
-  Status ReadBatches(std::vector<std::unique_ptr<ChunkReader>>& readers, int64_t max_batches,
-                     std::vector<std::vector<Batch>>* batches, int64_t* steps) {
-    Status local;
-    batches->assign(readers.size(), {});
-    int64_t most = 0, bad = 0;
-    for (size_t g = 0; g < readers.size() && local.ok(); ++g) {
-      for (int64_t b = 0; b < max_batches; ++b) {
-        Batch batch;
-        local = readers[g]->Next(o_.batch_size, &batch);
-        if (!local.ok() || batch.num_examples == 0) break;
-        (*batches)[g].push_back(std::move(batch));
-      }
-      most = std::max<int64_t>(most, static_cast<int64_t>((*batches)[g].size()));
-      bad += static_cast<int64_t>(readers[g]->bad_rows());
-    }
-    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-    int64_t totals[1] = {bad};
-    STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(totals, 1));
-    STRATA_RETURN_IF_ERROR(ReportBadRows(readers, totals[0]));
-    int64_t agreed[1] = {most};
-    STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(agreed, 1));
-    *steps = agreed[0];
-    return Status::OK();
-  }
-
-  // Warns about new malformed rows; past --max-bad-rows every rank fails with the same
-  // message, quoting the first bad row found on the lowest rank that has one.
-  Status ReportBadRows(std::vector<std::unique_ptr<ChunkReader>>& readers, int64_t total_bad) {
-    std::string first;
-    for (auto& r : readers) {
-      const auto& msgs = r->bad_row_messages();
-      for (size_t i = warned_[r.get()]; i < msgs.size(); ++i) {
-        fmt::print(stderr, "strata-train: warning: malformed row skipped: {}\n", msgs[i]);
-      }
-      warned_[r.get()] = msgs.size();
-      if (first.empty() && !msgs.empty()) first = msgs.front();
-    }
-    if (total_bad <= o_.max_bad_rows) return Status::OK();
-    std::vector<std::string> firsts;
-    STRATA_RETURN_IF_ERROR(comm_->AllGather(first, &firsts));
-    for (const std::string& f : firsts) {
-      if (!f.empty()) { first = f; break; }
-    }
-    return Status::InvalidArgument(fmt::format("{} malformed rows exceed --max-bad-rows {} (first: {})",
-                                               total_bad, o_.max_bad_rows, first));
-  }
-
-  // Distinct keys of a pass's batches, in first-seen order over workers and batches.
-  static std::vector<uint64_t> DistinctKeys(const std::vector<std::vector<Batch>>& batches) {
-    std::vector<uint64_t> keys;
-    for (const auto& worker : batches) {
-      for (const Batch& b : worker) keys.insert(keys.end(), b.keys.begin(), b.keys.end());
-    }
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    return keys;
-  }
-
-  // Owner side of a pull: rows from the store, absent rows created from (key, seed).
-  Status Serve(const uint64_t* keys, size_t n, uint8_t* rows) {
+  // Owner side of a pull: rows from the store, absent rows created from (key, seed). A
+  // row that an earlier pass still holds (pulled, not yet pushed back) is flagged so the
+  // requester refreshes it before training with it. pass < 0: read-only, pins nothing.
+  Status Serve(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags) {
     std::vector<uint8_t> found(n);
-    STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows, found.data()));
+    std::lock_guard lock(store_mu_);
+    if (stores_.mem && pass >= 0) stores_.mem->Pin(keys, n, pass);
+    STRATA_RETURN_IF_ERROR(stores_.store->Get(keys, n, rows, found.data()));
     for (size_t i = 0; i < n; ++i) {
       if (!found[i]) InitRow(o_.model, keys[i], rows + i * layout_.bytes());
+      flags[i] = 0;
+      for (const auto& [p, routing] : in_flight_) {
+        if (p < pass && routing->index_of.Find(keys[i]) != KeyIndex::kNone) flags[i] = 1;
+      }
     }
     return Status::OK();
   }
 
-  // Pulls keys and stages them into the HBM-PS. routing null: read-only (evaluation).
-  Status PullAndStage(int pass, const std::vector<uint64_t>& keys, PassRouting* routing, PassStats* st) {
-    Clock::time_point t = Clock::now();
-    std::vector<uint8_t> rows;
-    STRATA_RETURN_IF_ERROR(exchange_.Pull(
-        keys, [this](const uint64_t* k, size_t n, uint8_t* r) { return Serve(k, n, r); }, &rows, routing));
-    st->pull_s += Since(t);
-    t = Clock::now();
-    Status local = hbm_->BeginPass(pass, keys.size());
-    if (local.ok()) local = hbm_->Insert(keys.data(), keys.size(), rows.data());
-    st->stage_s += Since(t);
-    return comm_->AgreeOn(local);
+  Status TrainAll(PassPipeline* pipeline) {
+    for (;;) {
+      PassData pass = pipeline->Next();
+      STRATA_RETURN_IF_ERROR(pass.error);
+      if (pass.last) return Status::OK();
+      PassStats st;
+      st.pass = pass.pass;
+      st.epoch = pass.epoch;
+      st.steps = pass.steps;
+      st.read_s = pass.read_s;
+      st.pull_s = pass.pull_s;
+      st.stage_s = pass.stage_s;
+      STRATA_RETURN_IF_ERROR(TrainPass(&pass, &st));
+      totals_.examples += st.examples;
+      totals_.steps += st.steps;
+      totals_.loss_sum += st.loss_sum;
+      ++totals_.passes;
+      if (has_eval_ && o_.eval_every_passes > 0 && totals_.passes % o_.eval_every_passes == 0) {
+        STRATA_RETURN_IF_ERROR(Evaluate(&st));
+      }
+      STRATA_RETURN_IF_ERROR(Report(st));
+    }
   }
 
-  Status RunPass(std::vector<std::unique_ptr<ChunkReader>>& readers, PassStats* st) {
-    const Clock::time_point pass_start = Clock::now();
+  Status TrainPass(PassData* pass, PassStats* st) {
+    const Clock::time_point start = Clock::now();
     const uint64_t mpi_before = comm_->bytes_sent();
-    const int64_t global_batch = static_cast<int64_t>(workers_) * o_.batch_size;
-    const int64_t steps_per_pass = std::max<int64_t>(1, (o_.pass_examples + global_batch - 1) / global_batch);
-    std::vector<std::vector<Batch>> batches;
     Clock::time_point t = Clock::now();
-    STRATA_RETURN_IF_ERROR(ReadBatches(readers, steps_per_pass, &batches, &st->steps));
-    st->read_s = Since(t);
-    if (st->steps == 0) return Status::OK();
-
-    PassRouting routing;
-    const std::vector<uint64_t> keys = DistinctKeys(batches);
-    STRATA_RETURN_IF_ERROR(PullAndStage(st->pass, keys, &routing, st));
+    STRATA_RETURN_IF_ERROR(Refresh(pass));
+    Status local = hbm_->BeginPass(pass->pass, pass->keys.size());
+    if (local.ok()) local = hbm_->Insert(pass->keys.data(), pass->keys.size(), pass->rows.data());
+    if (local.ok() && stores_.mem) {
+      std::lock_guard lock(store_mu_);
+      local = stores_.mem->BeginPass(pass->pass);
+    }
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+    st->stage_s += Since(t);
 
     t = Clock::now();
-    STRATA_RETURN_IF_ERROR(TrainSteps(batches, routing, st));
+    STRATA_RETURN_IF_ERROR(TrainSteps(*pass, st));
     st->train_s = Since(t);
 
     t = Clock::now();
-    std::vector<uint8_t> rows(keys.size() * layout_.bytes());
-    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(hbm_->Export(keys.data(), keys.size(), rows.data())));
-    STRATA_RETURN_IF_ERROR(exchange_.PushBack(routing, rows.data(),
-        [this](const uint64_t* k, size_t n, const uint8_t* r) { return store_->Put(k, n, r); }));
+    STRATA_RETURN_IF_ERROR(PushBack(pass));
     st->push_s = Since(t);
 
-    int64_t sums[2] = {st->examples, static_cast<int64_t>(keys.size())};
+    int64_t sums[2] = {st->examples, static_cast<int64_t>(pass->keys.size())};
     double loss[1] = {st->loss_sum};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 2));
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(loss, 1));
@@ -240,11 +193,64 @@ class Job {
     st->keys = sums[1];
     st->loss_sum = loss[0];
     st->mpi_bytes = comm_->bytes_sent() - mpi_before;
-    st->wall_s = Since(pass_start);
+    st->wall_s = Since(start) + pass->read_s * !o_.pipeline + pass->pull_s * !o_.pipeline;
     return Status::OK();
   }
 
-  Status TrainSteps(const std::vector<std::vector<Batch>>& batches, const PassRouting& routing, PassStats* st) {
+  // Rows flagged at pull time were held by an earlier pass then; now that every earlier
+  // pass is home, take this rank's own copy from the previous pass, or pull them again.
+  Status Refresh(PassData* pass) {
+    const size_t rb = layout_.bytes();
+    std::vector<uint64_t> again;
+    std::vector<size_t> again_at;
+    for (size_t i = 0; i < pass->keys.size(); ++i) {
+      if (!pass->in_flight[i]) continue;
+      const uint32_t j = prev_index_.Find(pass->keys[i]);
+      if (j != KeyIndex::kNone) {
+        std::copy_n(&prev_rows_[j * rb], rb, &pass->rows[i * rb]);
+      } else {
+        again.push_back(pass->keys[i]);
+        again_at.push_back(i);
+      }
+    }
+    std::vector<uint8_t> rows, flags;
+    STRATA_RETURN_IF_ERROR(exchange_.Pull(again, ReadOnlyServer(), &rows, &flags, nullptr));
+    for (size_t k = 0; k < again.size(); ++k) std::copy_n(&rows[k * rb], rb, &pass->rows[again_at[k] * rb]);
+    return Status::OK();
+  }
+
+  RowServer ReadOnlyServer() {
+    return [this](const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return Serve(-1, k, n, r, f); };
+  }
+
+  // Final rows go home; the owner stores them and retires the pass from the in-flight set
+  // in one step under the store lock, so a concurrent pull sees either the old row with
+  // the flag or the new row without it.
+  Status PushBack(PassData* pass) {
+    const size_t rb = layout_.bytes();
+    prev_rows_.resize(pass->keys.size() * rb);
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(hbm_->Export(pass->keys.data(), pass->keys.size(), prev_rows_.data())));
+    std::vector<uint64_t> home_keys;
+    std::vector<uint8_t> home_rows;
+    STRATA_RETURN_IF_ERROR(exchange_.PushBack(*pass->routing, prev_rows_.data(),
+        [&](const uint64_t* k, size_t n, const uint8_t* r) {
+          home_keys.insert(home_keys.end(), k, k + n);
+          home_rows.insert(home_rows.end(), r, r + n * rb);
+          return Status::OK();
+        }));
+    Status local;
+    {
+      std::lock_guard lock(store_mu_);
+      local = stores_.store->Put(home_keys.data(), home_keys.size(), home_rows.data());
+      in_flight_.erase(pass->pass);
+      if (local.ok() && stores_.mem) local = stores_.mem->UnpinPass(pass->pass);
+    }
+    prev_index_.Reset(pass->keys.size());
+    for (uint64_t k : pass->keys) prev_index_.Insert(k);
+    return comm_->AgreeOn(local);
+  }
+
+  Status TrainSteps(const PassData& pass, PassStats* st) {
     const int G = o_.workers_per_rank;
     const float scale = 1.0f / static_cast<float>(static_cast<int64_t>(workers_) * o_.batch_size);
     std::vector<WorkerGrads> grads(G);
@@ -254,15 +260,14 @@ class Job {
     std::vector<float> sparse_sum;
     std::vector<uint32_t> counts;
     DenseReducer dense(comm_, dense_sum.size());
-    const Batch empty = EmptyBatch();
-    for (int64_t step = 0; step < st->steps; ++step) {
+    Batch empty;
+    empty.Clear(o_.model.num_slots, o_.model.num_dense);
+    for (int64_t step = 0; step < pass.steps; ++step) {
       pool_->ParallelFor(static_cast<size_t>(G), [&](size_t g) {
-        const Batch& b = step < static_cast<int64_t>(batches[g].size()) ? batches[g][step] : empty;
+        const Batch& b = step < static_cast<int64_t>(pass.batches[g].size()) ? pass.batches[g][step] : empty;
         status[g] = hbm_->ComputeGradients(static_cast<int>(g), b, scale, &grads[g]);
       });
-      Status local;
-      for (const Status& s : status) if (local.ok()) local = s;
-      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(FirstError(status)));
       std::vector<SparseGradView> views;
       std::vector<const float*> dense_views;
       for (const WorkerGrads& w : grads) {
@@ -271,50 +276,46 @@ class Job {
         st->examples += w.examples;
         st->loss_sum += w.loss_sum;
       }
-      STRATA_RETURN_IF_ERROR(exchange_.ReduceGradients(routing, views, &keys, &sparse_sum, &counts));
+      STRATA_RETURN_IF_ERROR(exchange_.ReduceGradients(*pass.routing, views, &keys, &sparse_sum, &counts));
       STRATA_RETURN_IF_ERROR(dense.Reduce(dense_views, dense_sum.data()));
-      local = hbm_->ApplySparse(keys.data(), keys.size(), sparse_sum.data(), counts.data());
+      Status local = hbm_->ApplySparse(keys.data(), keys.size(), sparse_sum.data(), counts.data());
       if (local.ok()) local = hbm_->ApplyDense(dense_sum.data());
       STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
     }
     return Status::OK();
   }
 
-  Batch EmptyBatch() const {
-    Batch b;
-    b.Clear(o_.model.num_slots, o_.model.num_dense);
-    return b;
-  }
-
   // Exact global AUC and logloss over the eval set, the same whatever the topology:
   // predictions travel to every rank in global worker order.
   Status Evaluate(PassStats* st) {
-    std::vector<std::unique_ptr<ChunkReader>> readers = OpenReaders(eval_plan_);
-    const int64_t per_worker_batches =
-        std::max<int64_t>(1, o_.pass_examples / (static_cast<int64_t>(workers_) * o_.batch_size));
-    std::vector<std::vector<float>> probs(readers.size()), labels(readers.size());
+    TrainOptions eval_options = o_;
+    eval_options.epochs = 1;
+    PipelineHooks hooks;
+    hooks.serve = [this](int, const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return Serve(-1, k, n, r, f); };
+    std::unique_ptr<PassPipeline> reader;
+    STRATA_RETURN_IF_ERROR(PassPipeline::Start(eval_options, eval_plan_, comm_, hooks, ReadPosition{}, false, &reader));
+    const int G = o_.workers_per_rank;
+    std::vector<std::vector<float>> probs(G), labels(G);
     for (;;) {
-      std::vector<std::vector<Batch>> batches;
-      int64_t steps = 0;
-      STRATA_RETURN_IF_ERROR(ReadBatches(readers, per_worker_batches, &batches, &steps));
-      if (steps == 0) break;
-      PassStats ignored;
-      STRATA_RETURN_IF_ERROR(PullAndStage(-1, DistinctKeys(batches), nullptr, &ignored));
-      std::vector<Status> status(readers.size());
-      pool_->ParallelFor(readers.size(), [&](size_t g) {
-        for (const Batch& b : batches[g]) {
+      PassData pass = reader->Next();
+      STRATA_RETURN_IF_ERROR(pass.error);
+      if (pass.last) break;
+      Status local = hbm_->BeginPass(-1, pass.keys.size());
+      if (local.ok()) local = hbm_->Insert(pass.keys.data(), pass.keys.size(), pass.rows.data());
+      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+      std::vector<Status> status(G);
+      pool_->ParallelFor(static_cast<size_t>(G), [&](size_t g) {
+        for (const Batch& b : pass.batches[g]) {
           const size_t at = probs[g].size();
           probs[g].resize(at + b.num_examples);
           labels[g].insert(labels[g].end(), b.labels.begin(), b.labels.end());
           if (status[g].ok()) status[g] = hbm_->Predict(static_cast<int>(g), b, probs[g].data() + at);
         }
       });
-      Status local;
-      for (const Status& s : status) if (local.ok()) local = s;
-      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(FirstError(status)));
     }
     std::string mine;
-    for (size_t g = 0; g < readers.size(); ++g) {
+    for (int g = 0; g < G; ++g) {
       for (size_t i = 0; i < probs[g].size(); ++i) {
         mine.append(reinterpret_cast<const char*>(&probs[g][i]), sizeof(float));
         mine.append(reinterpret_cast<const char*>(&labels[g][i]), sizeof(float));
@@ -343,43 +344,58 @@ class Job {
     return metrics_.path().empty() ? Status::OK() : metrics_.Write(st.ToJson());
   }
 
-  Status Finish(int64_t examples, int64_t steps, double loss_sum, int passes, double wall_s,
-                const PassStats& eval) {
-    int64_t keys[1] = {static_cast<int64_t>(store_->num_keys())};
+  Status Finish(const PassStats& eval) {
+    const double wall_s = Since(start_);
+    int64_t keys[1] = {static_cast<int64_t>(stores_.store->num_keys())};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(keys, 1));
     if (!o_.export_rows.empty()) {
-      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(ExportRowsTsv(*store_, layout_, o_.export_rows, comm_->rank())));
+      STRATA_RETURN_IF_ERROR(comm_->AgreeOn(ExportRowsTsv(*stores_.store, layout_, o_.export_rows, comm_->rank())));
     }
     if (comm_->rank() != 0) return Status::OK();
-    const double eps = wall_s > 0 ? examples / wall_s : 0;
+    const Totals& t = totals_;
+    const double eps = wall_s > 0 ? t.examples / wall_s : 0;
+    const double train_logloss = t.examples ? t.loss_sum / t.examples : 0.0;
     std::string line = fmt::format("done: {} passes, {} steps, {} examples, {:.0f} ex/s, {} keys, train logloss {:.5f}",
-                                   passes, steps, examples, eps, keys[0], examples ? loss_sum / examples : 0.0);
+                                   t.passes, t.steps, t.examples, eps, keys[0], train_logloss);
     if (eval.evaluated) line += fmt::format(", eval auc {:.5f}, eval logloss {:.5f}", eval.eval_auc, eval.eval_logloss);
     fmt::print("{}\n", line);
     std::fflush(stdout);
     if (metrics_.path().empty()) return Status::OK();
     JsonRecord r;
-    r.Add("type", "final").Add("passes", passes).Add("steps", steps).Add("examples", examples)
+    r.Add("type", "final").Add("passes", t.passes).Add("steps", t.steps).Add("examples", t.examples)
         .Add("examples_per_s", eps).Add("wall_s", wall_s).Add("keys", keys[0])
-        .Add("train_logloss", examples ? loss_sum / examples : 0.0).Add("mpi_bytes", comm_->bytes_sent())
+        .Add("train_logloss", train_logloss).Add("mpi_bytes", comm_->bytes_sent())
         .Add("ranks", comm_->size()).Add("workers", workers_);
     if (eval.evaluated) r.Add("eval_auc", eval.eval_auc).Add("eval_logloss", eval.eval_logloss);
     return metrics_.Write(r);
   }
 
+  struct Totals {
+    int passes = 0;
+    int64_t examples = 0, steps = 0;
+    double loss_sum = 0;
+  };
+
   const TrainOptions& o_;
   Comm* comm_;
   RowLayout layout_;
   ParamExchange exchange_;
+  const Clock::time_point start_ = Clock::now();
   int threads_ = 1;
   int workers_ = 1;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<HbmPs> hbm_;
-  std::unique_ptr<RowStore> store_;
+  RowStores stores_;
   ShardPlan train_plan_, eval_plan_;
   bool has_eval_ = false;
   JsonlWriter metrics_;
-  std::unordered_map<const ChunkReader*, size_t> warned_;
+  Totals totals_;
+  // The previous pass's keys and final rows on this rank, for Refresh.
+  KeyIndex prev_index_;
+  std::vector<uint8_t> prev_rows_;
+  // Owner-side state shared with the Pull stage's thread.
+  std::mutex store_mu_;
+  std::map<int, std::shared_ptr<PassRouting>> in_flight_;  // protected by store_mu_
 };
 
 }  // namespace

@@ -42,9 +42,10 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
 
   // Owner rows encode (key, owner) so the requester can check who answered.
   std::vector<uint64_t> served;
-  RowServer serve = [&](const uint64_t* keys, size_t n, uint8_t* rows) {
+  RowServer serve = [&](const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags) {
     for (size_t i = 0; i < n; ++i) {
       served.push_back(keys[i]);
+      flags[i] = static_cast<uint8_t>(keys[i] % 3);
       float* f = reinterpret_cast<float*>(rows + i * kRowBytes);
       f[0] = static_cast<float>(keys[i] % 100000);
       f[1] = static_cast<float>(comm.rank());
@@ -53,10 +54,11 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
     return Status::OK();
   };
   PassRouting routing;
-  std::vector<uint8_t> rows;
-  REQUIRE(ex.Pull(mine, serve, &rows, &routing).ok());
+  std::vector<uint8_t> rows, flags;
+  REQUIRE(ex.Pull(mine, serve, &rows, &flags, &routing).ok());
   bool ok = true;
   for (size_t i = 0; i < mine.size(); ++i) {
+    ok &= flags[i] == mine[i] % 3;
     const float* f = reinterpret_cast<const float*>(&rows[i * kRowBytes]);
     ok &= f[0] == static_cast<float>(mine[i] % 100000) && f[1] == static_cast<float>(OwnerRank(mine[i], ranks));
   }

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -19,10 +20,16 @@ namespace strata::ssd_test {
 
 using Model = std::unordered_map<uint64_t, std::vector<uint8_t>>;
 
+// A fresh directory, removed with everything in it at scope exit. On tmpfs (/dev/shm) when
+// `prefer_tmpfs` and it is writable: fsync costs nothing there, and the crash tests kill
+// processes, not power, so the page cache is as good as a disk. Direct-I/O tests need a
+// real filesystem and pass false.
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "strata-ssd-XXXXXX").string();
+  explicit TempDir(bool prefer_tmpfs = true) {
+    std::filesystem::path base = std::filesystem::temp_directory_path();
+    if (prefer_tmpfs && ::access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+    std::string tmpl = (base / "strata-ssd-XXXXXX").string();
     REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }

@@ -3,10 +3,13 @@
 // must be called by every rank in the same order; AgreeOn turns one rank's local error
 // into the same error on every rank so no rank is left waiting in a collective.
 //
-// Thread safety: one thread per rank calls Comm (MPI is initialised with THREAD_FUNNELED).
+// Thread safety: a Comm is used by one thread at a time. Threads that run collectives at
+// the same time (the pipeline's stages) each use their own Comm made by Duplicate(), a
+// separate MPI communicator, so their collectives never match each other's.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +19,14 @@ namespace strata {
 
 class Comm {
  public:
-  // REQUIRES: MPI_Init_thread has been called (see MpiSession).
+  // MPI_COMM_WORLD. REQUIRES: MPI_Init_thread has been called (see MpiSession).
   Comm();
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  // A new communicator over the same ranks (MPI_Comm_dup; collective).
+  Status Duplicate(std::unique_ptr<Comm>* out) const;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -43,6 +52,10 @@ class Comm {
   uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
+  struct Handle;  // the MPI_Comm, kept out of this header
+  explicit Comm(std::unique_ptr<Handle> handle);
+
+  std::unique_ptr<Handle> handle_;
   int rank_ = 0;
   int size_ = 1;
   int local_size_ = 1;
@@ -52,7 +65,10 @@ class Comm {
 // RAII MPI_Init_thread / MPI_Finalize for main().
 class MpiSession {
  public:
+  // Asks for MPI_THREAD_MULTIPLE (the pipeline's stages call MPI from their own threads).
   MpiSession(int* argc, char*** argv);
+  // Whether MPI granted MPI_THREAD_MULTIPLE.
+  static bool ThreadMultiple();
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

@@ -21,8 +21,10 @@
 
 namespace strata {
 
-// Owner-side row source: fills rows (n, row_bytes) for keys (n), creating absent rows.
-using RowServer = std::function<Status(const uint64_t* keys, size_t n, uint8_t* rows)>;
+// Owner-side row source: fills rows (n, row_bytes) for keys (n), creating absent rows,
+// and flags (n) with a byte per key that travels back to the requester as is (the
+// pipeline marks rows that an earlier, still running pass holds).
+using RowServer = std::function<Status(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags)>;
 // Owner-side row sink: stores rows (n, row_bytes) of keys (n).
 using RowSink = std::function<Status(const uint64_t* keys, size_t n, const uint8_t* rows)>;
 
@@ -49,11 +51,12 @@ class ParamExchange {
  public:
   ParamExchange(Comm* comm, size_t row_bytes, int dim) : comm_(comm), row_bytes_(row_bytes), dim_(dim) {}
 
-  // keys: distinct keys this rank needs. On return rows holds (keys.size(), row_bytes) in
-  // the order of keys. When routing is null the pull is read-only (evaluation): owners
-  // record nothing and nothing will be pushed back.
+  // keys: distinct keys this rank needs. On return rows holds (keys.size(), row_bytes) and
+  // flags (keys.size()) the server's flag bytes, both in the order of keys. When routing
+  // is null the pull is read-only (evaluation, refresh): owners record nothing and nothing
+  // will be pushed back.
   Status Pull(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
-              PassRouting* routing);
+              std::vector<uint8_t>* flags, PassRouting* routing);
 
   // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some

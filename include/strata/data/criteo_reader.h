@@ -52,6 +52,10 @@ class ChunkReader {
   // REQUIRES: max_examples >= 1.
   Status Next(int max_examples, Batch* out);
 
+  // Moves past the next n lines of the chunk without parsing them (resuming a run at a
+  // recorded lines_read()). InvalidArgument when the chunk has fewer lines left.
+  Status SkipLines(uint64_t n);
+
   uint64_t bad_rows() const { return bad_rows_; }
   const std::vector<std::string>& bad_row_messages() const { return bad_row_messages_; }
   uint64_t lines_read() const { return lines_read_; }  // of this chunk, blank and bad included
@@ -59,6 +63,7 @@ class ChunkReader {
 
  private:
   Status OpenPiece();
+  Status NextLine(std::string_view* line, bool* has_line, uint64_t* line_no);
 
   const ShardPlan& plan_;
   const std::vector<ShardPiece>& pieces_;

@@ -13,7 +13,7 @@
 //     seen once cannot flush the rows that proved themselves).
 // Unpinned rows of the current pass compete with older rows by frequency rather than after
 // them: when the capacity is below one pass's working set (as cache_sim measures) evicting
-// all older rows first loses about half the hit rate on Criteo.
+// all older rows first loses about half the hits at 5% of Criteo's keys.
 // The frequency is whatever the caller passes to Touch: the row's own counter (RowLayout
 // freq: examples that touched the key, kept across evictions by the backing store) or
 // PassCount(h), the passes that touched the row while it was cached.

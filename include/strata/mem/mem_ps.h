@@ -14,6 +14,7 @@
 //   - Frequency: the row's own u32 counter at freq_offset when given (RowLayout's freq), else
 //     the passes that touched the row while cached. cache_sim shows the counter is the one to
 //     use (at 5% of Criteo's keys it keeps 1.5x the hits).
+//   - Destroying a MEM-PS drops its dirty rows: Flush first to keep them.
 //
 // Thread safety: Get may run concurrently with Get (64 lock stripes by key hash, each with
 // its own policy, so Gets on different stripes never share a lock). Every other call needs

@@ -27,6 +27,12 @@ struct TrainOptions {
   int64_t pass_examples = 262144;   // examples per pass across the job (AIBox's pass)
   int epochs = 1;
   int eval_every_passes = 0;        // 0: evaluate only at the end
+  // Tiers and pipeline.
+  double mem_cache_gb = 0;          // MEM-PS budget per rank; 0: all rows in DRAM, no SSD tier
+  std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank
+  double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
+  int prefetch_passes = 1;          // passes read/pulled/staged ahead of training
+  bool pipeline = true;             // false: the stages run in sequence (for comparison)
   std::string metrics_out;          // JSONL file; empty: none
   std::string export_rows;          // directory for rows-<rank>.tsv at the end; empty: none
   ModelSpec model;

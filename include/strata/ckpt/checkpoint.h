@@ -1,0 +1,88 @@
+// Checkpoint writing, publishing and reading (layout: ckpt/format.h). No MPI here: the
+// trainer sequences the ranks, this module owns the files.
+//
+// Writing a checkpoint of pass P from R ranks (names from format.h):
+//   tmp = TmpName(CheckpointName(P))
+//   every rank r:  WriteRankRows(dir + "/" + tmp, r, layout, store, 0, &info)
+//                  (fsyncs its file before returning)
+//   gather every rank's RankFileInfo to rank 0 (two u64s each), barrier
+//   rank 0:        meta.rank_files = gathered infos; WriteMeta(dir + "/" + tmp, meta)
+//                  PublishCheckpoint(dir, tmp, CheckpointName(P), keep)
+// The checkpoint exists for readers once PublishCheckpoint has made LATEST name it; a crash
+// at any point before leaves the previous checkpoint intact and selected.
+//
+// A delta export is the same sequence with min_last_pass > 0 (only rows changed since the
+// previous export), meta.kind = Kind::kDelta, meta.base_pass = the pass of the previous
+// export (or of the full checkpoint the chain starts from), and
+// PublishCheckpoint(export_dir, TmpName(DeltaName(seq)), DeltaName(seq), 0).
+//
+// Resuming on R' ranks: ResolveCheckpoint, ReadMeta, CheckCompatible with the new flags,
+// then every rank calls LoadOwnedRows and Puts the rows it is handed into its store.
+//
+// Every error is a Status naming the file and dataset (HDF5's own error printing is
+// switched off process-wide on first use). Thread safety: functions may run concurrently
+// on different files (the HDF5 build is thread-safe and serializes its calls).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "strata/ckpt/format.h"
+#include "strata/common/row.h"
+#include "strata/common/status.h"
+#include "strata/model/model_spec.h"
+#include "strata/store/row_store.h"
+
+namespace strata::ckpt {
+
+// Writes <ckpt_tmp_dir>/rows-<rank>.h5 (creating the directory) with every row of `store`
+// whose last_pass >= min_last_pass (0: every row), in batches of whole chunks, then closes
+// and fsyncs it. REQUIRES: store.row_bytes() == layout.bytes(); no concurrent Put on store.
+// *info gets the row count and CRC32 that meta.h5 must record for this file.
+Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
+                     RowStore& store, uint32_t min_last_pass, RankFileInfo* info);
+
+// Writes <ckpt_tmp_dir>/meta.h5 and fsyncs it and the directory; removes rows-<r>.h5 with
+// r >= meta.ranks left there by an earlier crashed attempt. REQUIRES: every rank file is
+// written; meta.rank_files.size() == meta.ranks; data_position.size() == workers.
+Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta);
+
+// Renames <dir>/tmp_name to <dir>/final_name and fsyncs dir; then replaces <dir>/LATEST
+// (LATEST.tmp, fsync, rename, fsync dir); then, LATEST being durable, removes leftover
+// ".tmp-*" entries and all but the newest `keep` entries named like final_name (same
+// prefix and a number; keep <= 0 keeps all; the newly published one is always kept).
+// A previous entry named final_name that is not yet selected is swapped out atomically.
+Status PublishCheckpoint(const std::string& checkpoint_dir, const std::string& tmp_name,
+                         const std::string& final_name, int keep);
+
+// path_or_dir is a checkpoint (holds meta.h5) or a directory holding LATEST; *ckpt_path
+// gets the checkpoint's path. NotFound naming what is missing otherwise.
+Status ResolveCheckpoint(const std::string& path_or_dir, std::string* ckpt_path);
+
+// Reads <ckpt_path>/meta.h5. Corruption on a bad checksum or an unknown format version.
+Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta);
+
+// Refuses a resume whose model shape differs from the checkpoint's: InvalidArgument naming
+// the flag, e.g. "--embedding-dim 16 in the checkpoint, 8 now". Learning rates, init and
+// seed may change; only the shape and the optimizer kinds (which fix the state) must match.
+Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec);
+
+// Called with batches of rows: keys (n), rows (n, RowLayout{dim}.bytes()) packed in the
+// layout of common/row.h. The pointers are valid only during the call.
+using RowSink = std::function<Status(const uint64_t* keys, size_t n, const uint8_t* rows)>;
+
+// Hands `sink` every row of the checkpoint with OwnerRank(key, ranks) == rank, reading
+// every rank file (or only rows-<rank>.h5 when ranks == meta.ranks). Checks row counts and
+// CRC32s against meta; on an error, rows already handed over must be discarded.
+// A sink error stops the load and is returned. REQUIRES: 0 <= rank < ranks.
+Status LoadOwnedRows(const std::string& ckpt_path, const CheckpointMeta& meta, int rank,
+                     int ranks, const RowSink& sink);
+
+// Hands `sink` every row of rows-<file_rank>.h5 in file order, in batches of whole
+// chunks, and checks its count and CRC32 against meta.rank_files[file_rank].
+Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
+                    const RowSink& sink);
+
+}  // namespace strata::ckpt

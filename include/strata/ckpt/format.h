@@ -1,0 +1,105 @@
+// Checkpoint format: what a checkpoint (or a delta export) is on disk, and the metadata
+// struct that describes it. Every file is plain HDF5 (h5dump -H reads them); every dataset
+// is chunked with HDF5's Fletcher32 filter, so any torn or flipped chunk fails its read.
+//
+//   <checkpoint-dir>/
+//     LATEST                 one line: the name of the selected checkpoint ("ckpt-00000012")
+//     ckpt-00000012/         a published checkpoint (pass = 12 passes completed)
+//       meta.h5              written last, by rank 0
+//       rows-0.h5 ...        one per rank of the writing job: the rows that rank owned
+//     .tmp-ckpt-00000014/    being written, or left by a crash: ignored, removed on publish
+//
+//   meta.h5
+//     /                       attrs: format_version i32, kind str ("full" | "delta"),
+//                                    flags str, pass i64, epoch i64, examples i64,
+//                                    global_step i64, ranks i32, workers i32,
+//                                    base_pass i64, min_last_pass u32 (deltas, else 0)
+//     /model                  group, attrs: num_slots, num_dense, embedding_dim i32,
+//                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
+//                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
+//                                    seed u64
+//     /progress/data_position u64 (workers)      lines of its chunk each global worker
+//                                                has consumed in the current epoch
+//     /dense/params           f32 (P)            Mlp layout (model/mlp.h)
+//     /dense/m, /dense/v      f32 (P), or (0) for SGD      attr on /dense: steps i64
+//     /ranks/rows             u64 (ranks)        row count of each rows-<r>.h5
+//     /ranks/crc32            u32 (ranks)        whole-content CRC of each rows-<r>.h5
+//
+//   rows-<r>.h5               attrs on /rows: rank i32, dim i32
+//     /rows/keys              u64 (n)
+//     /rows/embedding         f32 (n, dim)
+//     /rows/state             f32 (n, dim)       optimizer state (common/row.h)
+//     /rows/freq              u32 (n)
+//     /rows/last_pass         u32 (n)
+//   Row i of every dataset is one row; keys are distinct and all owned by rank r
+//   (OwnerRank(key, ranks) == r). Every dataset of a file has chunks of ChunkRows(dim)
+//   rows (1 MiB of embedding); readers take the chunk size from the file.
+//
+// Checksums. Fletcher32 (HDF5) covers each chunk of each dataset and is checked by every
+// read. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated little-endian
+// bytes of keys, embedding, state, freq, last_pass (in that order, all n rows); it binds
+// each rank file to this meta.h5, so a missing, swapped, stale or short file is detected
+// even where every chunk is intact. HDF5's own metadata (superblock, object headers) is
+// checked by the library when it opens the file; a truncated file fails to open.
+//
+// A delta export has the same layout (kind "delta") under <export-dir>/delta-000001/...:
+// its rank files hold only rows with last_pass >= min_last_pass, its dense part is the
+// whole dense state, and it applies on top of the model whose pass equals its base_pass
+// (a full checkpoint, or the previous delta). Rows are never deleted, so a delta is a set
+// of upserts. <export-dir>/LATEST names the newest delta.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/hbm/hbm_ps.h"
+#include "strata/model/model_spec.h"
+
+namespace strata::ckpt {
+
+constexpr int kFormatVersion = 1;
+// Rows per HDF5 chunk: big enough for sequential I/O, small enough that a flipped byte
+// costs one chunk. 16 Ki rows at dim 16.
+constexpr uint64_t kChunkBytes = 1 << 20;
+inline uint64_t ChunkRows(int dim) {
+  const uint64_t row = 4 * static_cast<uint64_t>(dim > 0 ? dim : 1);
+  return kChunkBytes / row > 0 ? kChunkBytes / row : 1;
+}
+
+enum class Kind { kFull, kDelta };
+
+// What meta.h5 records about one rank file.
+struct RankFileInfo {
+  uint64_t rows = 0;
+  uint32_t crc32 = 0;
+};
+
+struct CheckpointMeta {
+  int format_version = kFormatVersion;
+  Kind kind = Kind::kFull;
+  std::string flags;              // the effective command line of the writing job
+  ModelSpec model;                // every field is stored; CheckCompatible says which must match
+  int64_t pass = 0;               // passes completed
+  int64_t epoch = 0;
+  int64_t examples = 0;           // examples trained so far, job-wide
+  int64_t global_step = 0;
+  int ranks = 1;                  // ranks of the writing job = number of rows-<r>.h5 files
+  int workers = 1;                // W, global workers
+  std::vector<uint64_t> data_position;  // (workers) lines consumed in the current epoch
+  DenseState dense;
+  std::vector<RankFileInfo> rank_files;  // (ranks), filled from WriteRankRows' results
+  // Deltas only (0 for a full checkpoint).
+  int64_t base_pass = 0;          // pass of the model this delta applies on top of
+  uint32_t min_last_pass = 0;     // rows with last_pass >= this were exported
+};
+
+// "ckpt-00000012", "delta-000001", ".tmp-<final>", "rows-3.h5".
+std::string CheckpointName(int64_t pass);
+std::string DeltaName(int sequence);
+std::string TmpName(const std::string& final_name);
+std::string RankFileName(int rank);
+inline constexpr const char* kMetaFileName = "meta.h5";
+inline constexpr const char* kLatestFileName = "LATEST";
+
+}  // namespace strata::ckpt

@@ -1,0 +1,136 @@
+// LoadedModel, delta folding and model comparison (see ckpt/fold.h).
+#include "strata/ckpt/fold.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "strata/ckpt/checkpoint.h"
+#include "strata/common/row.h"
+
+namespace strata::ckpt {
+namespace {
+
+double MaxAbsDiff(const float* a, const float* b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+    m = std::isnan(d) ? INFINITY : std::max(m, d);
+  }
+  return m;
+}
+
+void DiffDense(const DenseState& a, const DenseState& b, ModelDiff* diff) {
+  diff->dense_steps_a = a.steps;
+  diff->dense_steps_b = b.steps;
+  const std::pair<const std::vector<float>*, const std::vector<float>*> vecs[] = {
+      {&a.params, &b.params}, {&a.m, &b.m}, {&a.v, &b.v}};
+  for (const auto& [x, y] : vecs) {
+    if (x->size() != y->size()) {
+      diff->dense_shape_differs = diff->dense_differs = true;
+      continue;
+    }
+    diff->dense_max_diff = std::max(diff->dense_max_diff, MaxAbsDiff(x->data(), y->data(), x->size()));
+    if (std::memcmp(x->data(), y->data(), x->size() * sizeof(float)) != 0) diff->dense_differs = true;
+  }
+}
+
+}  // namespace
+
+const uint8_t* LoadedModel::Find(uint64_t key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : row(it->second);
+}
+
+bool LoadedModel::Upsert(uint64_t key, const uint8_t* row) {
+  auto [it, inserted] = index_.try_emplace(key, keys_.size());
+  if (inserted) {
+    keys_.push_back(key);
+    rows_.resize(rows_.size() + row_bytes_);
+  }
+  std::memcpy(&rows_[it->second * row_bytes_], row, row_bytes_);
+  return inserted;
+}
+
+Status LoadModel(const std::string& ckpt_path, LoadedModel* out) {
+  *out = LoadedModel();
+  STRATA_RETURN_IF_ERROR(ReadMeta(ckpt_path, &out->meta_));
+  out->row_bytes_ = RowLayout{out->meta_.model.embedding_dim}.bytes();
+  for (int f = 0; f < out->meta_.ranks; ++f) {
+    STRATA_RETURN_IF_ERROR(ScanRankFile(ckpt_path, out->meta_, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!out->Upsert(k[i], r + i * out->row_bytes_)) {
+          return Status::Corruption(ckpt_path + "/" + RankFileName(f) + ": duplicate key " + std::to_string(k[i]));
+        }
+      }
+      return Status::OK();
+    }));
+  }
+  return Status::OK();
+}
+
+Status ApplyDelta(const std::string& delta_path, LoadedModel* model) {
+  CheckpointMeta delta;
+  STRATA_RETURN_IF_ERROR(ReadMeta(delta_path, &delta));
+  CheckpointMeta& m = model->meta_;
+  if (delta.kind != Kind::kDelta) return Status::InvalidArgument(delta_path + ": not a delta export");
+  if (delta.base_pass != m.pass) {
+    return Status::InvalidArgument(delta_path + ": applies on top of pass " + std::to_string(delta.base_pass) +
+                                   ", the model is at pass " + std::to_string(m.pass) + " (missing or reordered delta?)");
+  }
+  STRATA_RETURN_IF_ERROR(CheckCompatible(m, delta.model));
+  for (int f = 0; f < delta.ranks; ++f) {
+    STRATA_RETURN_IF_ERROR(ScanRankFile(delta_path, delta, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+      for (size_t i = 0; i < n; ++i) model->Upsert(k[i], r + i * model->row_bytes_);
+      return Status::OK();
+    }));
+  }
+  m.pass = delta.pass;
+  m.epoch = delta.epoch;
+  m.examples = delta.examples;
+  m.global_step = delta.global_step;
+  m.workers = delta.workers;
+  m.data_position = delta.data_position;
+  m.dense = delta.dense;
+  return Status::OK();
+}
+
+Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* diff) {
+  *diff = ModelDiff();
+  CheckpointMeta b;
+  STRATA_RETURN_IF_ERROR(ReadMeta(b_path, &b));
+  const int dim = a.meta().model.embedding_dim;
+  if (b.model.embedding_dim != dim) {
+    return Status::InvalidArgument(b_path + ": embedding dim " + std::to_string(b.model.embedding_dim) +
+                                   ", the other model has " + std::to_string(dim));
+  }
+  const size_t row_bytes = a.row_bytes();
+  uint64_t in_both = 0;
+  for (int f = 0; f < b.ranks; ++f) {
+    STRATA_RETURN_IF_ERROR(ScanRankFile(b_path, b, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint8_t* ra = a.Find(k[i]);
+        const uint8_t* rb = r + i * row_bytes;
+        if (!ra) {
+          ++diff->added;
+          continue;
+        }
+        ++in_both;
+        if (std::memcmp(ra, rb, row_bytes) == 0) {
+          ++diff->same;
+          continue;
+        }
+        ++diff->changed;
+        diff->max_abs_diff = std::max(diff->max_abs_diff, MaxAbsDiff(RowLayout::Embedding(ra), RowLayout::Embedding(rb), 2 * dim));
+      }
+      return Status::OK();
+    }));
+  }
+  diff->removed = a.size() - in_both;
+  diff->pass_a = a.meta().pass;
+  diff->pass_b = b.pass;
+  DiffDense(a.meta().dense, b.dense, diff);
+  return Status::OK();
+}
+
+}  // namespace strata::ckpt

@@ -1,0 +1,201 @@
+// meta.h5: writing, reading and the resume compatibility check (layout in ckpt/format.h).
+#include <filesystem>
+
+#include "ckpt/file_sync.h"
+#include "ckpt/h5_util.h"
+#include "strata/ckpt/checkpoint.h"
+
+namespace strata::ckpt {
+namespace {
+
+const char* SparseName(SparseOptimizerKind k) { return k == SparseOptimizerKind::kAdagrad ? "adagrad" : "sgd"; }
+const char* DenseName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
+
+std::string Widths(const std::vector<int>& mlp) {
+  std::string s;
+  for (int w : mlp) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(w);
+  }
+  return s.empty() ? "(none)" : s;
+}
+
+Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
+  h5::Handle g;
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "model", where, &g));
+  const std::string w = where + ": /model";
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_slots", H5T_NATIVE_INT, &m.num_slots, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m.num_dense, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m.embedding_dim, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseName(m.sparse_optimizer), w));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseName(m.dense_optimizer), w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m.lr_sparse, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m.lr_dense, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m.adagrad_initial_accumulator, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m.init_scale, w));
+  return h5::WriteAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m.seed, w);
+}
+
+Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
+  h5::Handle g;
+  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file, "model", where, &g));
+  const std::string w = where + ": /model";
+  std::string sparse, dense;
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "num_slots", H5T_NATIVE_INT, &m->num_slots, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m->num_dense, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m->embedding_dim, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g.get(), "mlp", w, &m->mlp));
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "sparse_optimizer", w, &sparse));
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "dense_optimizer", w, &dense));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m->lr_sparse, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m->lr_dense, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m->adagrad_initial_accumulator, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m->init_scale, w));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
+  if (sparse != "adagrad" && sparse != "sgd") return Status::Corruption(w + ": unknown sparse_optimizer '" + sparse + "'");
+  if (dense != "adam" && dense != "sgd") return Status::Corruption(w + ": unknown dense_optimizer '" + dense + "'");
+  m->sparse_optimizer = sparse == "adagrad" ? SparseOptimizerKind::kAdagrad : SparseOptimizerKind::kSgd;
+  m->dense_optimizer = dense == "adam" ? DenseOptimizerKind::kAdam : DenseOptimizerKind::kSgd;
+  if (m->embedding_dim < 1) return Status::Corruption(w + ": embedding_dim " + std::to_string(m->embedding_dim));
+  return Status::OK();
+}
+
+Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& where) {
+  h5::Handle progress, dense, ranks;
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "progress", where, &progress));
+  STRATA_RETURN_IF_ERROR(h5::WriteVector(progress.get(), "data_position", H5T_NATIVE_UINT64, meta.data_position.data(),
+                                         meta.data_position.size(), where + ": /progress/data_position"));
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "dense", where, &dense));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(dense.get(), "steps", H5T_NATIVE_INT64, &meta.dense.steps, where + ": /dense"));
+  const std::pair<const char*, const std::vector<float>*> vecs[] = {
+      {"params", &meta.dense.params}, {"m", &meta.dense.m}, {"v", &meta.dense.v}};
+  for (const auto& [name, v] : vecs) {
+    STRATA_RETURN_IF_ERROR(h5::WriteVector(dense.get(), name, H5T_NATIVE_FLOAT, v->data(), v->size(),
+                                           where + ": /dense/" + name));
+  }
+  std::vector<uint64_t> rows;
+  std::vector<uint32_t> crcs;
+  for (const RankFileInfo& f : meta.rank_files) {
+    rows.push_back(f.rows);
+    crcs.push_back(f.crc32);
+  }
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "ranks", where, &ranks));
+  STRATA_RETURN_IF_ERROR(h5::WriteVector(ranks.get(), "rows", H5T_NATIVE_UINT64, rows.data(), rows.size(), where + ": /ranks/rows"));
+  return h5::WriteVector(ranks.get(), "crc32", H5T_NATIVE_UINT32, crcs.data(), crcs.size(), where + ": /ranks/crc32");
+}
+
+Status ReadTables(hid_t file, const std::string& where, CheckpointMeta* meta) {
+  h5::Handle progress, dense, ranks;
+  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file, "progress", where, &progress));
+  STRATA_RETURN_IF_ERROR(h5::ReadVector(progress.get(), "data_position", H5T_NATIVE_UINT64,
+                                        where + ": /progress/data_position", &meta->data_position));
+  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file, "dense", where, &dense));
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(dense.get(), "steps", H5T_NATIVE_INT64, &meta->dense.steps, where + ": /dense"));
+  const std::pair<const char*, std::vector<float>*> vecs[] = {
+      {"params", &meta->dense.params}, {"m", &meta->dense.m}, {"v", &meta->dense.v}};
+  for (const auto& [name, v] : vecs) {
+    STRATA_RETURN_IF_ERROR(h5::ReadVector(dense.get(), name, H5T_NATIVE_FLOAT, where + ": /dense/" + name, v));
+  }
+  std::vector<uint64_t> rows;
+  std::vector<uint32_t> crcs;
+  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file, "ranks", where, &ranks));
+  STRATA_RETURN_IF_ERROR(h5::ReadVector(ranks.get(), "rows", H5T_NATIVE_UINT64, where + ": /ranks/rows", &rows));
+  STRATA_RETURN_IF_ERROR(h5::ReadVector(ranks.get(), "crc32", H5T_NATIVE_UINT32, where + ": /ranks/crc32", &crcs));
+  if (rows.size() != static_cast<size_t>(meta->ranks) || crcs.size() != rows.size()) {
+    return Status::Corruption(where + ": /ranks has " + std::to_string(rows.size()) + " entries for " +
+                              std::to_string(meta->ranks) + " ranks");
+  }
+  meta->rank_files.resize(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) meta->rank_files[r] = {rows[r], crcs[r]};
+  if (meta->data_position.size() != static_cast<size_t>(meta->workers)) {
+    return Status::Corruption(where + ": /progress/data_position has " + std::to_string(meta->data_position.size()) +
+                              " entries for " + std::to_string(meta->workers) + " workers");
+  }
+  return Status::OK();
+}
+
+// Which root attributes hold which fields: one table for writing and reading.
+struct RootField {
+  const char* name;
+  hid_t type;
+  void* value;
+};
+
+std::vector<RootField> RootFields(CheckpointMeta* m) {
+  return {{"pass", H5T_NATIVE_INT64, &m->pass},       {"epoch", H5T_NATIVE_INT64, &m->epoch},
+          {"examples", H5T_NATIVE_INT64, &m->examples}, {"global_step", H5T_NATIVE_INT64, &m->global_step},
+          {"ranks", H5T_NATIVE_INT, &m->ranks},         {"workers", H5T_NATIVE_INT, &m->workers},
+          {"base_pass", H5T_NATIVE_INT64, &m->base_pass}, {"min_last_pass", H5T_NATIVE_UINT32, &m->min_last_pass}};
+}
+
+}  // namespace
+
+Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
+  const std::string path = ckpt_tmp_dir + "/" + kMetaFileName;
+  if (meta.ranks < 1 || meta.rank_files.size() != static_cast<size_t>(meta.ranks) ||
+      meta.data_position.size() != static_cast<size_t>(meta.workers)) {
+    return Status::InvalidArgument(path + ": meta needs one rank file entry per rank and one data position per worker");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(ckpt_tmp_dir, ec);
+  if (ec) return Status::IOError("cannot create " + ckpt_tmp_dir + ": " + ec.message());
+  h5::Handle file;
+  STRATA_RETURN_IF_ERROR(h5::CreateFile(path, &file));
+  CheckpointMeta copy = meta;  // RootFields points into a mutable struct
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "format_version", H5T_NATIVE_INT, &copy.format_version, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "kind", meta.kind == Kind::kFull ? "full" : "delta", path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "flags", meta.flags, path));
+  for (const RootField& f : RootFields(&copy)) {
+    STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), f.name, f.type, f.value, path));
+  }
+  STRATA_RETURN_IF_ERROR(WriteModel(file.get(), meta.model, path));
+  STRATA_RETURN_IF_ERROR(WriteTables(file.get(), meta, path));
+  STRATA_RETURN_IF_ERROR(file.Close(path));
+  STRATA_RETURN_IF_ERROR(SyncPath(path));
+  for (int r = meta.ranks;; ++r) {  // rank files of an earlier, wider attempt at this name
+    if (!std::filesystem::remove(ckpt_tmp_dir + "/" + RankFileName(r), ec)) break;
+  }
+  return SyncDir(ckpt_tmp_dir);
+}
+
+Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
+  const std::string path = ckpt_path + "/" + kMetaFileName;
+  h5::Handle file;
+  STRATA_RETURN_IF_ERROR(h5::OpenFileReadOnly(path, &file));
+  *meta = CheckpointMeta();
+  STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), "format_version", H5T_NATIVE_INT, &meta->format_version, path));
+  if (meta->format_version != kFormatVersion) {
+    return Status::Corruption(path + ": format version " + std::to_string(meta->format_version) +
+                              ", this build reads " + std::to_string(kFormatVersion));
+  }
+  std::string kind;
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "kind", path, &kind));
+  if (kind != "full" && kind != "delta") return Status::Corruption(path + ": unknown kind '" + kind + "'");
+  meta->kind = kind == "full" ? Kind::kFull : Kind::kDelta;
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "flags", path, &meta->flags));
+  for (const RootField& f : RootFields(meta)) {
+    STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), f.name, f.type, f.value, path));
+  }
+  if (meta->ranks < 1 || meta->workers < 1) {
+    return Status::Corruption(path + ": ranks " + std::to_string(meta->ranks) + ", workers " + std::to_string(meta->workers));
+  }
+  STRATA_RETURN_IF_ERROR(ReadModel(file.get(), path, &meta->model));
+  return ReadTables(file.get(), path, meta);
+}
+
+Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
+  const ModelSpec& c = meta.model;
+  auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
+    return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");
+  };
+  if (c.num_slots != spec.num_slots) return differ("slots (--format)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
+  if (c.num_dense != spec.num_dense) return differ("dense features (--format)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
+  if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
+  if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
+  if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseName(c.sparse_optimizer), SparseName(spec.sparse_optimizer));
+  if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseName(c.dense_optimizer), DenseName(spec.dense_optimizer));
+  return Status::OK();
+}
+
+}  // namespace strata::ckpt

@@ -1,0 +1,22 @@
+// The rank's row store stack, built from the flags: with --mem-cache-gb 0 every row lives in
+// a DRAM hash map; otherwise the MEM-PS cache (that budget) sits over the SSD-PS in
+// <--ssd-dir>/rank-<r>. Each run starts its SSD-PS empty: the tier is a cache of the
+// training state, whose durable form is the checkpoint.
+#pragma once
+
+#include <memory>
+
+#include "strata/mem/mem_ps.h"
+#include "strata/store/row_store.h"
+#include "strata/train/options.h"
+
+namespace strata {
+
+struct RowStores {
+  std::unique_ptr<RowStore> store;  // what the trainer reads and writes
+  MemPs* mem = nullptr;             // the MEM-PS inside store, or null without an SSD tier
+};
+
+Status OpenRowStores(const TrainOptions& options, int rank, size_t row_bytes, RowStores* out);
+
+}  // namespace strata

@@ -1,0 +1,116 @@
+// Checkpoint round trip: rows and metadata read back bitwise, resharding to other rank
+// counts, the resume compatibility check, and h5dump reading the files.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "ckpt_test_util.h"
+
+namespace strata {
+namespace {
+
+using namespace ckpt_test;
+
+TEST_CASE("ckpt: rows and meta read back bitwise") {
+  TempDir tmp;
+  Job job(SmallSpec(), 2);
+  job.AddRows(0, 40000, 7, 3);  // more than one batch of chunks per rank file
+  const ckpt::CheckpointMeta meta = MakeMeta(job, 5, 55);
+  const std::string name = WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(5), meta);
+
+  std::string path;
+  REQUIRE(ckpt::ResolveCheckpoint(tmp.path(), &path).ok());
+  CHECK(path == tmp.path() + "/" + name);
+  ckpt::CheckpointMeta got;
+  REQUIRE(ckpt::ReadMeta(path, &got).ok());
+  CHECK(got.format_version == ckpt::kFormatVersion);
+  CHECK(got.kind == ckpt::Kind::kFull);
+  CHECK(got.flags == meta.flags);
+  CHECK(got.model.embedding_dim == 4);
+  CHECK(got.model.mlp == meta.model.mlp);
+  CHECK(got.model.lr_sparse == meta.model.lr_sparse);
+  CHECK(got.model.seed == meta.model.seed);
+  CHECK(got.pass == 5);
+  CHECK(got.epoch == meta.epoch);
+  CHECK(got.examples == meta.examples);
+  CHECK(got.global_step == meta.global_step);
+  CHECK(got.ranks == 2);
+  CHECK(got.workers == 4);
+  CHECK(got.data_position == meta.data_position);
+  CHECK(got.dense.steps == meta.dense.steps);
+  CHECK(std::memcmp(got.dense.params.data(), meta.dense.params.data(), meta.dense.params.size() * 4) == 0);
+  CHECK(got.dense.m == meta.dense.m);
+  CHECK(got.dense.v == meta.dense.v);
+  REQUIRE(got.rank_files.size() == 2);
+  CHECK(got.rank_files[0].rows + got.rank_files[1].rows == 40000);
+
+  for (int r = 0; r < 2; ++r) {
+    const Rows rows = LoadRows(path, r, 2);
+    CHECK(rows.size() == job.stores[r]->num_keys());
+    for (const auto& [key, row] : rows) CHECK(job.rows.at(key) == row);
+  }
+}
+
+TEST_CASE("ckpt: a checkpoint of 2 ranks reshards to 1 and 4 ranks") {
+  TempDir tmp;
+  Job job(SmallSpec(), 2);
+  job.AddRows(100, 5000, 3, 1);
+  WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(1), MakeMeta(job, 1, 1));
+  for (int ranks : {1, 4}) {
+    CAPTURE(ranks);
+    Rows all;
+    for (int r = 0; r < ranks; ++r) {
+      for (auto& [key, row] : LoadRows(tmp.path() + "/" + ckpt::CheckpointName(1), r, ranks)) {
+        CHECK(all.emplace(key, row).second);  // every key exactly once, at its owner
+      }
+    }
+    CHECK(all == job.rows);
+  }
+}
+
+TEST_CASE("ckpt: CheckCompatible names the differing flag") {
+  ckpt::CheckpointMeta meta;
+  meta.model = SmallSpec();
+  ModelSpec now = SmallSpec();
+  CHECK(ckpt::CheckCompatible(meta, now).ok());
+  now.lr_sparse = 1.f;  // a learning rate may change
+  now.seed = 99;
+  CHECK(ckpt::CheckCompatible(meta, now).ok());
+
+  now = SmallSpec();
+  now.embedding_dim = 8;
+  Status st = ckpt::CheckCompatible(meta, now);
+  CHECK(st.code() == Status::Code::kInvalidArgument);
+  CHECK(st.message() == "cannot resume: --embedding-dim 4 in the checkpoint, 8 now");
+  now = SmallSpec();
+  now.mlp = {16};
+  CHECK(ckpt::CheckCompatible(meta, now).message() == "cannot resume: --mlp 8,4 in the checkpoint, 16 now");
+  now = SmallSpec();
+  now.sparse_optimizer = SparseOptimizerKind::kSgd;
+  CHECK(ckpt::CheckCompatible(meta, now).message() == "cannot resume: --sparse-optimizer adagrad in the checkpoint, sgd now");
+  now = SmallSpec();
+  now.dense_optimizer = DenseOptimizerKind::kSgd;
+  CHECK(ckpt::CheckCompatible(meta, now).message() == "cannot resume: --dense-optimizer adam in the checkpoint, sgd now");
+  now = SmallSpec();
+  now.num_slots = 26;
+  CHECK(ckpt::CheckCompatible(meta, now).message().find("slots") != std::string::npos);
+}
+
+TEST_CASE("ckpt: h5dump -H reads every file") {
+  if (std::system("h5dump --version >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: h5dump (hdf5-tools) is not installed");
+    return;
+  }
+  TempDir tmp;
+  WriteTwoPassScenario(tmp.path());
+  for (const std::string& dir : {"ckpt/" + ckpt::CheckpointName(2), "deltas/" + ckpt::DeltaName(1)}) {
+    for (const char* file : {"meta.h5", "rows-0.h5", "rows-1.h5"}) {
+      const std::string path = tmp.path() + "/" + dir + "/" + file;
+      CAPTURE(path);
+      CHECK(std::system(("h5dump -H '" + path + "' >/dev/null 2>&1").c_str()) == 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""PyTorch reference for strata-train: the same CTR model, optimizers and hyper-parameters on the
+same Criteo-format TSV files, to compare training throughput and eval AUC/logloss.
+
+Model (as strata's): one embedding per categorical slot (26 slots, width --embedding-dim, an empty
+field contributes a zero vector), concatenated with the 13 integer features transformed to
+sign(x) * log1p(|x|) (empty -> 0), an MLP with ReLU (--mlp hidden widths) and one logit; loss is
+the sigmoid cross-entropy averaged over the batch. Initialisation: embeddings uniform(-s, s)
+(--init-scale), MLP weights He-uniform U(-sqrt(6/fan_in), +sqrt(6/fan_in)), biases 0.
+
+Optimizers and what differs from strata:
+- sparse adagrad: torch.optim.Adagrad with initial_accumulator_value=--adagrad-init and eps=0,
+  which is exactly strata's s += g^2; w -= lr * g / sqrt(s). sparse sgd: torch.optim.SGD.
+- dense adam: torch.optim.Adam(betas=(0.9, 0.999), eps=1e-8), the same bias-corrected form as
+  strata's. dense sgd: torch.optim.SGD.
+- vocabulary: one row per (slot, token) seen in train OR eval, built before training. A token
+  seen only in eval gets a row that training never touches, so it keeps its random init, as
+  strata's lazily created rows do. Initial values differ from strata's (which hash the key).
+- --batch-size here is the GLOBAL batch: strata's loss is the mean over W workers x batch, so
+  compare with strata's --batch-size times its worker count.
+- batches are taken in file order (no shuffle), the last partial batch included.
+
+Timing: all input is parsed into tensors first; examples/s covers the training loop only.
+Threads: --threads N (default: $STRATA_TORCH_THREADS, else torch's default) sets
+torch.set_num_threads; --omp-wait-policy sets OMP_WAIT_POLICY before torch is imported (PASSIVE
+keeps the OpenMP pool from spinning against the BLAS threads on a small machine).
+
+Last line of output, for scripts:
+  torch_reference: examples_per_s=X eval_auc=Y eval_logloss=Z
+"""
+import argparse
+import gzip
+import os
+import sys
+import time
+
+import numpy as np
+
+NUM_DENSE = 13
+NUM_SLOTS = 26
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--train", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
+    p.add_argument("--eval", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
+    p.add_argument("--embedding-dim", type=int, default=16)
+    p.add_argument("--mlp", default="512,256,128", help="hidden widths, comma-separated")
+    p.add_argument("--batch-size", type=int, default=1024, help="global batch size")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--lr-sparse", type=float, default=0.05)
+    p.add_argument("--lr-dense", type=float, default=0.001)
+    p.add_argument("--sparse-optimizer", choices=("adagrad", "sgd"), default="adagrad")
+    p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam")
+    p.add_argument("--adagrad-init", type=float, default=1e-6)
+    p.add_argument("--init-scale", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=2026)
+    env_threads = os.environ.get("STRATA_TORCH_THREADS")
+    p.add_argument("--threads", type=int, default=int(env_threads) if env_threads else 0,
+                   help="torch intra-op threads (0: torch's default; env STRATA_TORCH_THREADS)")
+    p.add_argument("--omp-wait-policy", choices=("ACTIVE", "PASSIVE"),
+                   help="OMP_WAIT_POLICY for torch's OpenMP pool (default: inherited)")
+    a = p.parse_args()
+    try:
+        a.hidden = [int(w) for w in a.mlp.split(",") if w]
+    except ValueError:
+        p.error(f"--mlp: expected comma-separated integers, got {a.mlp!r}")
+    for name in ("embedding_dim", "batch_size", "epochs"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if any(w < 1 for w in a.hidden) or a.threads < 0:
+        p.error("--mlp widths must be >= 1 and --threads >= 0")
+    return a
+
+
+def open_text(path):
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path, "rt")
+
+
+def read_rows(paths):
+    """All rows of the files as lists of field strings; exits with file:line on a row that has
+    the wrong number of fields or a label other than 0/1."""
+    width = 1 + NUM_DENSE + NUM_SLOTS
+    rows = []
+    for path in paths:
+        try:
+            with open_text(path) as f:
+                part = [line.rstrip("\n").split("\t") for line in f]
+        except OSError as e:
+            sys.exit(f"torch_reference: cannot read {path}: {e.strerror or e}")
+        for lineno, fields in enumerate(part, 1):
+            if len(fields) != width or fields[0] not in ("0", "1"):
+                sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} features, "
+                         f"got {len(fields)} fields")
+        rows += part
+    return rows
+
+
+def encode(rows):
+    """Rows -> labels float32[N], dense float32[N, 13] (sign(x) log1p|x|, empty -> 0) and
+    embedding rows int64[N, 26]: row 0 is the all-zero row of an empty field, then each slot's
+    distinct tokens in turn. Returns also the number of embedding rows."""
+    a = np.array(rows)  # [N, 40] fixed-width strings
+    labels = a[:, 0].astype(np.float32)
+    raw = a[:, 1:1 + NUM_DENSE]
+    raw[raw == ""] = "0"
+    try:
+        raw = raw.astype(np.float64)
+    except ValueError as e:
+        sys.exit(f"torch_reference: non-numeric integer feature: {e}")
+    dense = (np.sign(raw) * np.log1p(np.abs(raw))).astype(np.float32)
+    ids = np.zeros((len(rows), NUM_SLOTS), dtype=np.int64)
+    next_row = 1
+    for s in range(NUM_SLOTS):
+        tokens, inverse = np.unique(a[:, 1 + NUM_DENSE + s], return_inverse=True)
+        has_empty = len(tokens) > 0 and tokens[0] == ""  # "" sorts first
+        ids[:, s] = np.where(inverse == 0, 0, next_row + inverse - 1) if has_empty else \
+            next_row + inverse
+        next_row += len(tokens) - has_empty
+    return labels, dense, ids, next_row
+
+
+def exact_auc(labels, scores):
+    """Area under the ROC curve with tied scores counted half (Mann-Whitney U)."""
+    order = np.argsort(scores, kind="mergesort")
+    s = scores[order]
+    y = labels[order]
+    # Average rank (1-based) of each group of tied scores.
+    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    ends = np.concatenate((starts[1:], [len(s)]))
+    avg_rank = (starts + ends + 1) / 2.0
+    ranks = np.repeat(avg_rank, ends - starts)
+    pos = y.sum()
+    neg = len(y) - pos
+    if pos == 0 or neg == 0:
+        return float("nan")
+    return float((ranks[y == 1].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+def main():
+    a = parse_args()
+    if a.omp_wait_policy:
+        os.environ["OMP_WAIT_POLICY"] = a.omp_wait_policy
+    import torch  # imported after OMP_WAIT_POLICY is set: the OpenMP runtime reads it once
+    import torch.nn as nn
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+
+    t0 = time.perf_counter()
+    train_rows, eval_rows = read_rows(a.train), read_rows(a.eval)
+    n_train = len(train_rows)
+    if n_train == 0 or not eval_rows:
+        sys.exit("torch_reference: train and eval data must both be non-empty")
+    y, x, rows, num_rows = (torch.from_numpy(v) if isinstance(v, np.ndarray) else v
+                            for v in encode(train_rows + eval_rows))
+    del train_rows, eval_rows
+    ytr, xtr, rtr = y[:n_train], x[:n_train], rows[:n_train]
+    yev_np, xev, rev = y[n_train:].numpy(), x[n_train:], rows[n_train:]
+    print(f"parsed {n_train} train / {len(yev_np)} eval rows, {num_rows} embedding rows "
+          f"in {time.perf_counter() - t0:.1f} s; threads {torch.get_num_threads()}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}", flush=True)
+
+    E = a.embedding_dim
+    emb = nn.Embedding(num_rows, E, padding_idx=0, sparse=True)
+    with torch.no_grad():
+        emb.weight.uniform_(-a.init_scale, a.init_scale)
+        emb.weight[0].zero_()
+    layers, width = [], NUM_SLOTS * E + NUM_DENSE
+    for h in a.hidden + [1]:
+        lin = nn.Linear(width, h)
+        bound = (6.0 / width) ** 0.5
+        with torch.no_grad():
+            lin.weight.uniform_(-bound, bound)
+            lin.bias.zero_()
+        layers += [lin, nn.ReLU()]
+        width = h
+    mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
+
+    def logits(rows, x):
+        return mlp(torch.cat((emb(rows).reshape(len(rows), -1), x), dim=1)).squeeze(1)
+
+    if a.sparse_optimizer == "adagrad":
+        opt_sparse = torch.optim.Adagrad(emb.parameters(), lr=a.lr_sparse, eps=0.0,
+                                         initial_accumulator_value=a.adagrad_init)
+    else:
+        opt_sparse = torch.optim.SGD(emb.parameters(), lr=a.lr_sparse)
+    if a.dense_optimizer == "adam":
+        opt_dense = torch.optim.Adam(mlp.parameters(), lr=a.lr_dense, betas=(0.9, 0.999), eps=1e-8)
+    else:
+        opt_dense = torch.optim.SGD(mlp.parameters(), lr=a.lr_dense)
+    loss_fn = nn.BCEWithLogitsLoss()
+
+    n, B = len(ytr), a.batch_size
+    start = time.perf_counter()
+    for epoch in range(a.epochs):
+        loss_sum = 0.0
+        for i in range(0, n, B):
+            opt_sparse.zero_grad(set_to_none=True)
+            opt_dense.zero_grad(set_to_none=True)
+            labels = ytr[i:i + B]
+            loss = loss_fn(logits(rtr[i:i + B], xtr[i:i + B]), labels)
+            loss.backward()
+            opt_sparse.step()
+            opt_dense.step()
+            loss_sum += loss.item() * len(labels)
+        print(f"epoch {epoch + 1}: train logloss {loss_sum / n:.5f}, "
+              f"{(epoch + 1) * n / (time.perf_counter() - start):.0f} examples/s", flush=True)
+    seconds = time.perf_counter() - start
+    examples_per_s = a.epochs * n / seconds
+
+    with torch.no_grad():
+        z = torch.cat([logits(rev[i:i + 65536], xev[i:i + 65536])
+                       for i in range(0, len(yev_np), 65536)])
+        eval_logloss = nn.functional.binary_cross_entropy_with_logits(
+            z.double(), torch.from_numpy(yev_np).double()).item()
+    eval_auc = exact_auc(yev_np, z.double().numpy())
+    print(f"trained {a.epochs * n} examples in {seconds:.2f} s; eval AUC {eval_auc:.5f}, "
+          f"logloss {eval_logloss:.5f}")
+    print(f"torch_reference: examples_per_s={examples_per_s:.1f} eval_auc={eval_auc:.6f} "
+          f"eval_logloss={eval_logloss:.6f}")
+
+
+if __name__ == "__main__":
+    main()
