@@ -172,14 +172,17 @@ Status Dataset::Read(uint64_t first, uint64_t n, void* data) const {
 
 Status Dataset::ChunkOffsets(std::vector<uint64_t>* offsets) const {
   hsize_t n = 0;
-  if (H5Dget_num_chunks(ds_.get(), H5S_ALL, &n) < 0) return Error(Status::Code::kIOError, where_ + ": chunk index");
+  Handle space(H5Dget_space(ds_.get()), H5Sclose);
+  if (!space.valid() || H5Dget_num_chunks(ds_.get(), space.get(), &n) < 0) {
+    return Error(Status::Code::kIOError, where_ + ": chunk index");
+  }
   offsets->clear();
   for (hsize_t i = 0; i < n; ++i) {
     hsize_t coords[2];
     unsigned mask = 0;
     haddr_t addr = 0;
     hsize_t size = 0;
-    if (H5Dget_chunk_info(ds_.get(), H5S_ALL, i, coords, &mask, &addr, &size) < 0) {
+    if (H5Dget_chunk_info(ds_.get(), space.get(), i, coords, &mask, &addr, &size) < 0) {
       return Error(Status::Code::kIOError, where_ + ": chunk info");
     }
     offsets->push_back(addr);

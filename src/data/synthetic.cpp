@@ -121,24 +121,15 @@ class FileWriter {
 
 double Sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
-// Bias making the mean click probability of a calibration sample equal o.ctr (bisection).
-double CalibrateBias(const SyntheticOptions& o, GroundTruth* truth, const ZipfSampler& zipf,
-                     SyntheticRow* row) {
+// Calibrates the truth's scales and bias on rows of a stream of their own.
+void Calibrate(const SyntheticOptions& o, GroundTruth* truth, const ZipfSampler& zipf, SyntheticRow* row) {
   Rng rng(Mix64(o.seed ^ kCalibrationStream));
-  truth->set_bias(0);
-  std::vector<double> logits;
+  std::vector<data_internal::LogitParts> sample;
   for (uint64_t i = 0; i < kCalibrationRows; ++i) {
     DrawRow(o, *truth, zipf, &rng, row);
-    logits.push_back(truth->Logit(*row));
+    sample.push_back(truth->Parts(*row));
   }
-  double lo = -20, hi = 20;
-  for (int it = 0; it < 60; ++it) {
-    double mid = 0.5 * (lo + hi);
-    double mean = 0;
-    for (double z : logits) mean += Sigmoid(z + mid);
-    (mean / static_cast<double>(logits.size()) < o.ctr ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
+  truth->Calibrate(sample, o.ctr);
 }
 
 // Writes one split; keeps each row's true probability and label when `probs` is given.
@@ -212,7 +203,7 @@ Status GenerateSynthetic(const SyntheticOptions& options, const std::string& out
   row.ranks.resize(static_cast<size_t>(options.num_slots));
   row.ints.resize(static_cast<size_t>(options.num_dense));
   row.int_empty.resize(static_cast<size_t>(options.num_dense));
-  truth.set_bias(CalibrateBias(options, &truth, zipf, &row));
+  Calibrate(options, &truth, zipf, &row);
 
   SyntheticSummary s;
   s.train_rows = options.train_rows;

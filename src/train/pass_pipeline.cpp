@@ -47,6 +47,7 @@ Status PassPipeline::Start(const TrainOptions& options, const ShardPlan& plan, C
   STRATA_RETURN_IF_ERROR(world->AgreeOn(p->OpenReaders(from)));
   if (threaded) {
     const size_t depth = static_cast<size_t>(std::max(1, options.prefetch_passes));
+    p->slots_.release(static_cast<std::ptrdiff_t>(depth));
     p->read_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
     p->pull_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
     p->ready_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
@@ -77,6 +78,7 @@ PassData PassPipeline::Next() {
   PassData p;
   if (threaded_) {
     if (!ready_q_->Pop(&p)) return Failed(Status::InvalidArgument("pipeline stopped"));
+    slots_.release();
     return p;
   }
   Read(world_, &p);
@@ -88,6 +90,7 @@ PassData PassPipeline::Next() {
 void PassPipeline::Stop() {
   if (!threaded_ || threads_.empty()) return;
   stop_ = true;
+  slots_.release(1 << 10);  // wakes a Read waiting for a slot
   ready_q_->Close();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
@@ -223,6 +226,7 @@ void PassPipeline::StageIn(PassData* pass) const {
 
 void PassPipeline::ReadLoop() {
   for (;;) {
+    slots_.acquire();
     if (AgreeStop(read_comm_.get())) break;
     PassData p;
     Read(read_comm_.get(), &p);

@@ -1,7 +1,7 @@
 // PassPipeline: the Read, Pull and Stage-in stages of the 4-stage pipeline, each on its own
 // thread with its own communicator and bounded queues of `depth` passes between them, so
 // pass p+1 is read, pulled and staged while the Train stage (the caller of Next) trains
-// pass p. With threads off, Next runs the three stages in sequence on the caller's thread.
+// pass p. At most --prefetch-passes passes are read ahead of the one training. With threads off, Next runs the three stages in sequence on the caller's thread.
 //
 //   Read:     each local worker cuts up to steps-per-pass batches from its chunk; ranks agree
 //             on the pass's step count and the malformed-row budget; epochs roll over here.
@@ -17,6 +17,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <semaphore>
 #include <thread>
 #include <vector>
 
@@ -86,6 +87,9 @@ class PassPipeline {
   int epoch_ = 0;
   bool done_ = false;
   std::atomic<bool> stop_{false};
+  // Passes read but not yet taken by Next: at most --prefetch-passes. Read acquires a slot
+  // before it reads a pass; Next releases one when it hands a pass to training.
+  std::counting_semaphore<1 << 20> slots_{0};
   std::unique_ptr<BoundedQueue<PassData>> read_q_, pull_q_, ready_q_;
   std::vector<std::thread> threads_;
 };

@@ -18,11 +18,21 @@ struct PassStats {
   double loss_sum = 0;        // job-wide
   double read_s = 0, pull_s = 0, stage_s = 0, train_s = 0, push_s = 0, wall_s = 0;
   uint64_t mpi_bytes = 0;     // this rank, this pass
+  // Tiers, job-wide over the pass (zero without an SSD tier).
+  int64_t cache_hits = 0, cache_misses = 0;
+  int64_t ssd_rows_read = 0, ssd_rows_written = 0;
+  int64_t ssd_bytes_read = 0, ssd_bytes_written = 0, ssd_disk_bytes = 0, compactions = 0;
+  int64_t peak_rss_bytes = 0;  // largest over ranks
   bool evaluated = false;
   double eval_auc = 0, eval_logloss = 0;
 
   double examples_per_s() const { return wall_s > 0 ? examples / wall_s : 0; }
   double train_logloss() const { return examples ? loss_sum / examples : 0; }
+  double cache_hit_rate() const {
+    return cache_hits + cache_misses ? double(cache_hits) / double(cache_hits + cache_misses) : 0;
+  }
+  // The slowest stage's share of the pass: 1 when the other stages hide fully behind it.
+  double overlap_efficiency() const;
   std::string ProgressLine() const;
   JsonRecord ToJson() const;
 };

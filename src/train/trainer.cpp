@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -45,6 +46,19 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->Broadcast(&bytes, 0));
   return ShardPlan::Deserialize(bytes, plan);
+}
+
+// The process's peak resident set (VmHWM), in bytes.
+int64_t PeakRssBytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  int64_t kb = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb * 1024;
 }
 
 Status FirstError(const std::vector<Status>& all) {
@@ -141,6 +155,7 @@ class Job {
 
   Status TrainAll(PassPipeline* pipeline) {
     for (;;) {
+      const Clock::time_point waited_from = Clock::now();
       PassData pass = pipeline->Next();
       STRATA_RETURN_IF_ERROR(pass.error);
       if (pass.last) return Status::OK();
@@ -152,6 +167,8 @@ class Job {
       st.pull_s = pass.pull_s;
       st.stage_s = pass.stage_s;
       STRATA_RETURN_IF_ERROR(TrainPass(&pass, &st));
+      st.wall_s = Since(waited_from);
+      STRATA_RETURN_IF_ERROR(TierStats(&st));
       totals_.examples += st.examples;
       totals_.steps += st.steps;
       totals_.loss_sum += st.loss_sum;
@@ -164,7 +181,6 @@ class Job {
   }
 
   Status TrainPass(PassData* pass, PassStats* st) {
-    const Clock::time_point start = Clock::now();
     const uint64_t mpi_before = comm_->bytes_sent();
     Clock::time_point t = Clock::now();
     STRATA_RETURN_IF_ERROR(Refresh(pass));
@@ -193,7 +209,36 @@ class Job {
     st->keys = sums[1];
     st->loss_sum = loss[0];
     st->mpi_bytes = comm_->bytes_sent() - mpi_before;
-    st->wall_s = Since(start) + pass->read_s * !o_.pipeline + pass->pull_s * !o_.pipeline;
+    return Status::OK();
+  }
+
+  // Cache and SSD counters of the pass (deltas, summed over ranks) and the peak RSS.
+  Status TierStats(PassStats* st) {
+    int64_t now[9] = {};
+    if (stores_.mem) {
+      std::lock_guard lock(store_mu_);
+      const MemPsStats m = stores_.mem->mem_stats();
+      const StoreStats d = stores_.store->stats();
+      const int64_t values[8] = {int64_t(m.hits), int64_t(m.misses), int64_t(m.backing_rows_read),
+                                 int64_t(m.rows_flushed), int64_t(d.bytes_read), int64_t(d.bytes_written),
+                                 int64_t(d.disk_bytes), int64_t(d.compactions)};
+      std::copy(values, values + 8, now);
+    }
+    int64_t delta[8];
+    for (int i = 0; i < 8; ++i) delta[i] = now[i] - (i == 6 ? 0 : tier_before_[i]);
+    std::copy(now, now + 8, tier_before_);
+    STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta, 8));
+    st->cache_hits = delta[0];
+    st->cache_misses = delta[1];
+    st->ssd_rows_read = delta[2];
+    st->ssd_rows_written = delta[3];
+    st->ssd_bytes_read = delta[4];
+    st->ssd_bytes_written = delta[5];
+    st->ssd_disk_bytes = delta[6];
+    st->compactions = delta[7];
+    int64_t rss[1] = {PeakRssBytes()};
+    STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
+    st->peak_rss_bytes = rss[0];
     return Status::OK();
   }
 
@@ -346,6 +391,8 @@ class Job {
 
   Status Finish(const PassStats& eval) {
     const double wall_s = Since(start_);
+    int64_t rss[1] = {PeakRssBytes()};
+    STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
     int64_t keys[1] = {static_cast<int64_t>(stores_.store->num_keys())};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(keys, 1));
     if (!o_.export_rows.empty()) {
@@ -365,7 +412,7 @@ class Job {
     r.Add("type", "final").Add("passes", t.passes).Add("steps", t.steps).Add("examples", t.examples)
         .Add("examples_per_s", eps).Add("wall_s", wall_s).Add("keys", keys[0])
         .Add("train_logloss", train_logloss).Add("mpi_bytes", comm_->bytes_sent())
-        .Add("ranks", comm_->size()).Add("workers", workers_);
+        .Add("ranks", comm_->size()).Add("workers", workers_).Add("peak_rss_bytes", rss[0]);
     if (eval.evaluated) r.Add("eval_auc", eval.eval_auc).Add("eval_logloss", eval.eval_logloss);
     return metrics_.Write(r);
   }
@@ -390,6 +437,7 @@ class Job {
   bool has_eval_ = false;
   JsonlWriter metrics_;
   Totals totals_;
+  int64_t tier_before_[8] = {};  // cumulative tier counters at the previous pass
   // The previous pass's keys and final rows on this rank, for Refresh.
   KeyIndex prev_index_;
   std::vector<uint8_t> prev_rows_;

@@ -22,7 +22,8 @@ uint64_t FirstChunkOffset(const std::string& file, const std::string& dataset, h
   ckpt::h5::Dataset ds;
   REQUIRE(ckpt::h5::Dataset::Open(f.get(), dataset, type, cols, file, &ds).ok());
   std::vector<uint64_t> offsets;
-  REQUIRE(ds.ChunkOffsets(&offsets).ok());
+  const Status st = ds.ChunkOffsets(&offsets);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
   REQUIRE(!offsets.empty());
   return offsets.front();
 }

@@ -45,22 +45,26 @@ def parse_args():
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--train", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
     p.add_argument("--eval", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
-    p.add_argument("--embedding-dim", type=int, default=16)
+    p.add_argument("--embedding-dim", type=int, default=16, help="embedding width per slot")
     p.add_argument("--mlp", default="512,256,128", help="hidden widths, comma-separated")
     p.add_argument("--batch-size", type=int, default=1024, help="global batch size")
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--lr-sparse", type=float, default=0.05)
-    p.add_argument("--lr-dense", type=float, default=0.001)
-    p.add_argument("--sparse-optimizer", choices=("adagrad", "sgd"), default="adagrad")
-    p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam")
-    p.add_argument("--adagrad-init", type=float, default=1e-6)
-    p.add_argument("--init-scale", type=float, default=0.01)
-    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--epochs", type=int, default=1, help="passes over the training data")
+    p.add_argument("--lr-sparse", type=float, default=0.05, help="embedding learning rate")
+    p.add_argument("--lr-dense", type=float, default=0.001, help="MLP learning rate")
+    p.add_argument("--sparse-optimizer", choices=("adagrad", "sgd"), default="adagrad",
+                   help="embedding optimizer")
+    p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam",
+                   help="MLP optimizer")
+    p.add_argument("--adagrad-init", type=float, default=1e-6,
+                   help="initial Adagrad accumulator")
+    p.add_argument("--init-scale", type=float, default=0.01,
+                   help="embeddings start uniform(-s, s)")
+    p.add_argument("--seed", type=int, default=2026, help="torch.manual_seed")
     env_threads = os.environ.get("STRATA_TORCH_THREADS")
     p.add_argument("--threads", type=int, default=int(env_threads) if env_threads else 0,
                    help="torch intra-op threads (0: torch's default; env STRATA_TORCH_THREADS)")
     p.add_argument("--omp-wait-policy", choices=("ACTIVE", "PASSIVE"),
-                   help="OMP_WAIT_POLICY for torch's OpenMP pool (default: inherited)")
+                   help="OMP_WAIT_POLICY for torch's OpenMP pool (None: inherited)")
     a = p.parse_args()
     try:
         a.hidden = [int(w) for w in a.mlp.split(",") if w]

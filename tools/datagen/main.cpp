@@ -9,6 +9,7 @@
 #include <string>
 
 #include <cxxopts.hpp>
+#include <fmt/format.h>
 
 #include "strata/data/synthetic.h"
 
@@ -43,10 +44,10 @@ int main(int argc, char** argv) {
       ("dense", "integer columns", cxxopts::value<std::string>()->default_value(std::to_string(o.num_dense)))
       ("cardinality", "distinct tokens per slot (up to 2^52)",
        cxxopts::value<std::string>()->default_value(std::to_string(o.cardinality)))
-      ("zipf", "Zipf exponent of each slot's token ranks", cxxopts::value<std::string>()->default_value("1.1"))
-      ("empty-rate", "chance that a feature field is empty", cxxopts::value<std::string>()->default_value("0.05"))
-      ("ctr", "target mean click probability", cxxopts::value<std::string>()->default_value("0.25"))
-      ("seed", "seed of the data and of the hidden model", cxxopts::value<std::string>()->default_value("1"))
+      ("zipf", "Zipf exponent of each slot's token ranks", cxxopts::value<std::string>()->default_value(fmt::format("{}", o.zipf)))
+      ("empty-rate", "chance that a feature field is empty", cxxopts::value<std::string>()->default_value(fmt::format("{}", o.empty_rate)))
+      ("ctr", "target mean click probability", cxxopts::value<std::string>()->default_value(fmt::format("{}", o.ctr)))
+      ("seed", "seed of the data and of the hidden model", cxxopts::value<std::string>()->default_value(std::to_string(o.seed)))
       ("format", "output format (tsv: Criteo TSV)", cxxopts::value<std::string>()->default_value("tsv"))
       ("h,help", "print this help");
   cxxopts::ParseResult args;

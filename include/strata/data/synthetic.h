@@ -25,8 +25,10 @@ struct SyntheticOptions {
   uint64_t eval_rows = 100000;
   int num_slots = 26;             // Criteo's shape
   int num_dense = 13;
-  uint64_t cardinality = 20000;   // tokens per slot; moderate so one epoch can learn the head
-  double zipf = 1.1;              // exponent s of P(rank k) ~ k^-s
+  // Moderate defaults so one epoch over 400k rows learns most of the signal; raise
+  // cardinality (up to 2^52) for models larger than memory.
+  uint64_t cardinality = 10000;   // tokens per slot
+  double zipf = 1.2;              // exponent s of P(rank k) ~ k^-s
   double empty_rate = 0.05;       // chance that any one feature field is left empty
   double ctr = 0.25;              // target mean click probability (Criteo's is about 0.26)
   uint64_t seed = 1;
