@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Lossless tiering: the same run with (a) a cache big enough for everything, (b) a cache of
+# about two passes' working sets over the SSD-PS, (c) the pipeline off, (d) deeper prefetch,
+# and (e) 1 rank instead of 2 with the same W gives bitwise identical eval logloss and rows.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 11 >/dev/null
+common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
+        --pass-examples 8000 --threads 1)
+# Rows are 8 x 2 floats + 8 bytes = 72 bytes, plus 104 bytes of cache overhead: a pass of
+# 8000 examples touches about 25k keys, so 2 passes' working sets are about 9 MB job-wide.
+run() {
+  local name=$1 np=$2; shift 2
+  $MPIRUN -np "$np" "$TRAIN" "${common[@]}" --metrics-out "$dir/$name.jsonl" \
+    --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@" >"$dir/$name.log" 2>&1 \
+    || { cat "$dir/$name.log"; die "run $name failed"; }
+  echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
+}
+run big 2 --workers-per-rank 2 --mem-cache-gb 1
+run small 2 --workers-per-rank 2 --mem-cache-gb 0.0045
+run serial 2 --workers-per-rank 2 --mem-cache-gb 0.0045 --pipeline off
+run deep 2 --workers-per-rank 2 --mem-cache-gb 0.0045 --prefetch-passes 3
+run one-rank 1 --workers-per-rank 4 --mem-cache-gb 0.009
+grep -q "ssd read [1-9]" "$dir/small.log" || die "the small cache never read a row back from the SSD-PS"
+base=$(json_field "$dir/big.jsonl" eval_logloss)
+for name in small serial deep one-rank; do
+  [ "$(json_field "$dir/$name.jsonl" eval_logloss)" = "$base" ] || die "$name differs from big"
+  /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-big" "$dir/rows-$name" 0
+done

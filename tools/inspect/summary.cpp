@@ -1,0 +1,112 @@
+// strata-inspect summary and verify: what a checkpoint holds, and whether it is intact.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "inspect.h"
+#include "strata/ckpt/checkpoint.h"
+#include "strata/ckpt/verify.h"
+#include "strata/common/partition.h"
+#include "strata/model/mlp.h"
+
+namespace strata::inspect {
+namespace {
+
+double Norm(const float* x, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return std::sqrt(s);
+}
+
+uint64_t FileSize(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+std::string Join(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
+  return s.empty() ? "(none)" : s;
+}
+
+void PrintDense(const ckpt::CheckpointMeta& meta) {
+  const DenseState& d = meta.dense;
+  std::printf("dense        %zu params, %lld optimizer steps; |m| %.6g |v| %.6g\n", d.params.size(),
+              static_cast<long long>(d.steps), Norm(d.m.data(), d.m.size()), Norm(d.v.data(), d.v.size()));
+  const ModelSpec& m = meta.model;
+  if (m.mlp_input_width() < 1 || Mlp(m).num_params() != d.params.size()) {
+    std::printf("  (parameter count does not match the model; run verify)\n");
+    return;
+  }
+  const Mlp mlp(m);
+  for (int l = 0; l < mlp.num_layers(); ++l) {
+    const size_t w = static_cast<size_t>(mlp.fan_in(l)) * mlp.fan_out(l);
+    std::printf("  layer %d    W (%d, %d) |W| %.6g   b (%d) |b| %.6g\n", l, mlp.fan_in(l), mlp.fan_out(l),
+                Norm(&d.params[mlp.weight_offset(l)], w), mlp.fan_out(l),
+                Norm(&d.params[mlp.bias_offset(l)], mlp.fan_out(l)));
+  }
+}
+
+}  // namespace
+
+Status Summary(const Args& args) {
+  std::string path;
+  ckpt::CheckpointMeta meta;
+  STRATA_RETURN_IF_ERROR(OpenCheckpoint(args.positional[0], &path, &meta));
+  const ModelSpec& m = meta.model;
+  std::printf("checkpoint   %s (%s, format %d)\n", path.c_str(), meta.kind == ckpt::Kind::kFull ? "full" : "delta",
+              meta.format_version);
+  if (meta.kind == ckpt::Kind::kDelta) {
+    std::printf("delta        on top of pass %lld, rows with last_pass >= %u\n",
+                static_cast<long long>(meta.base_pass), meta.min_last_pass);
+  }
+  std::printf("progress     pass %lld, epoch %lld, %lld examples, global step %lld\n",
+              static_cast<long long>(meta.pass), static_cast<long long>(meta.epoch),
+              static_cast<long long>(meta.examples), static_cast<long long>(meta.global_step));
+  std::printf("job          %d ranks, %d workers; data position", meta.ranks, meta.workers);
+  for (uint64_t p : meta.data_position) std::printf(" %llu", static_cast<unsigned long long>(p));
+  std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g), dense %s (lr %g), seed %llu\n",
+              m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
+              m.sparse_optimizer == SparseOptimizerKind::kAdagrad ? "adagrad" : "sgd", m.lr_sparse,
+              m.dense_optimizer == DenseOptimizerKind::kAdam ? "adam" : "sgd", m.lr_dense,
+              static_cast<unsigned long long>(m.seed));
+  std::printf("flags        %s\n", meta.flags.c_str());
+  uint64_t total = 0, bytes = FileSize(path + "/" + ckpt::kMetaFileName);
+  std::printf("files        %s %llu bytes\n", ckpt::kMetaFileName, static_cast<unsigned long long>(bytes));
+  std::map<int, uint64_t> per_slot;
+  for (int r = 0; r < meta.ranks; ++r) {
+    const std::string file = ckpt::RankFileName(r);
+    const uint64_t size = FileSize(path + "/" + file);
+    std::printf("  rank %-4d  %s %llu rows, %llu bytes\n", r, file.c_str(),
+                static_cast<unsigned long long>(meta.rank_files[r].rows), static_cast<unsigned long long>(size));
+    total += meta.rank_files[r].rows;
+    bytes += size;
+    STRATA_RETURN_IF_ERROR(ckpt::ScanRankFile(path, meta, r, [&](const uint64_t* k, size_t n, const uint8_t*) {
+      for (size_t i = 0; i < n; ++i) ++per_slot[SlotOfKey(k[i])];
+      return Status::OK();
+    }));
+  }
+  std::printf("rows         %llu in %llu bytes\n", static_cast<unsigned long long>(total),
+              static_cast<unsigned long long>(bytes));
+  for (const auto& [slot, n] : per_slot) std::printf("  slot %-4d  %llu rows\n", slot, static_cast<unsigned long long>(n));
+  PrintDense(meta);
+  return Status::OK();
+}
+
+Status Verify(const Args& args) {
+  std::string path;
+  STRATA_RETURN_IF_ERROR(ckpt::ResolveCheckpoint(args.positional[0], &path));
+  ckpt::VerifyReport report;
+  const Status st = ckpt::VerifyCheckpoint(path, &report);
+  for (const std::string& p : report.problems) std::printf("BAD  %s\n", p.c_str());
+  if (!st.ok()) return st;
+  std::printf("OK   %s: %llu rows in %d rank files, every checksum and count matches\n", path.c_str(),
+              static_cast<unsigned long long>(report.rows), report.rank_files);
+  return Status::OK();
+}
+
+}  // namespace strata::inspect
