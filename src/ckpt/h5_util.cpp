@@ -74,7 +74,7 @@ Status OpenFileReadOnly(const std::string& path, Handle* file) {
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": missing");
   *file = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (file->valid()) return Status::OK();
-  return Error(Status::Code::kCorruption, path + ": not a readable HDF5 file (truncated or damaged)");
+  return Error(Status::Code::kCorruption, path + ": cannot open as HDF5");
 }
 
 Status CreateGroup(hid_t loc, const std::string& name, const std::string& file, Handle* group) {

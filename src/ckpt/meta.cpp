@@ -185,6 +185,7 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
 }
 
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
+  if (meta.kind != Kind::kFull) return Status::InvalidArgument("cannot resume from a delta export; name a full checkpoint");
   const ModelSpec& c = meta.model;
   auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
     return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");

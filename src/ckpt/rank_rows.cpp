@@ -87,10 +87,12 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file.get(), "rows", path, &group));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows"));
+  // Small stores get one small chunk: HDF5 allocates whole chunks.
+  const uint64_t chunk_rows = std::clamp<uint64_t>(store.num_keys(), 1, ChunkRows(layout.dim));
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout.dim),
-                                               ChunkRows(layout.dim), path + ": /rows/" + kColumnNames[c], &ds[c]));
+                                               chunk_rows, path + ": /rows/" + kColumnNames[c], &ds[c]));
   }
   const size_t batch = BatchRows(layout.dim), d = layout.dim;
   Columns cols(layout.dim);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "data/dense_table.h"
 #include "strata/common/partition.h"
@@ -14,11 +13,11 @@ namespace {
 
 // Standard deviations of the logit's parts after calibration. With the default options
 // they put the oracle AUC near 0.82, and keep the signal learnable in one epoch: a model
-// with 16-wide embeddings and an MLP gets within about 0.016 AUC of the oracle.
-static double EnvOr(const char* n, double d) { const char* v = getenv(n); return v ? atof(v) : d; }
-static const double kMainStd = EnvOr("XMAIN", 1.45);
-static const double kPairStd = EnvOr("XPAIR", 0.37);
-static const double kDenseStd = EnvOr("XDENSE", 0.35);
+// with 16-wide embeddings and an MLP (512-256-128, Adagrad/Adam, batch 1024) gets within
+// about 0.015 AUC of the oracle.
+constexpr double kMainStd = 1.45;
+constexpr double kPairStd = 0.37;
+constexpr double kDenseStd = 0.35;
 constexpr int kMaxPairs = 4;
 constexpr int kPairRank = 4;           // width of the interaction vectors u
 constexpr double kHeadRanks = 30.0;    // token effects keep full weight up to this rank,

@@ -92,6 +92,9 @@ TEST_CASE("ckpt: CheckCompatible names the differing flag") {
   now.dense_optimizer = DenseOptimizerKind::kSgd;
   CHECK(ckpt::CheckCompatible(meta, now).message() == "cannot resume: --dense-optimizer adam in the checkpoint, sgd now");
   now = SmallSpec();
+  meta.kind = ckpt::Kind::kDelta;
+  CHECK(ckpt::CheckCompatible(meta, now).message().find("delta") != std::string::npos);
+  meta.kind = ckpt::Kind::kFull;
   now.num_slots = 26;
   CHECK(ckpt::CheckCompatible(meta, now).message().find("slots") != std::string::npos);
 }

@@ -64,7 +64,10 @@ Status Get(const Args& args) {
   }
   if (wanted.empty()) return Status::OK();
   std::string missing;
-  for (uint64_t k : wanted) missing += " " + std::to_string(k);
+  for (uint64_t k : wanted) {
+    missing += ' ';
+    missing += std::to_string(k);
+  }
   return Status::NotFound(path + ": no row for key" + missing);
 }
 

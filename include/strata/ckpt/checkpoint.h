@@ -67,6 +67,7 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta);
 // Refuses a resume whose model shape differs from the checkpoint's: InvalidArgument naming
 // the flag, e.g. "--embedding-dim 16 in the checkpoint, 8 now". Learning rates, init and
 // seed may change; only the shape and the optimizer kinds (which fix the state) must match.
+// A delta export is refused too: it holds only the rows changed since its base.
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec);
 
 // Called with batches of rows: keys (n), rows (n, RowLayout{dim}.bytes()) packed in the

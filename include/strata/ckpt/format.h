@@ -33,7 +33,7 @@
 //     /rows/last_pass         u32 (n)
 //   Row i of every dataset is one row; keys are distinct and all owned by rank r
 //   (OwnerRank(key, ranks) == r). Every dataset of a file has chunks of ChunkRows(dim)
-//   rows (1 MiB of embedding); readers take the chunk size from the file.
+//   rows (1 MiB of embedding), or of the row count when smaller; readers need not know.
 //
 // Checksums. Fletcher32 (HDF5) covers each chunk of each dataset and is checked by every
 // read. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated little-endian
