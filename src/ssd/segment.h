@@ -56,7 +56,6 @@ class Appender {
   const uint8_t* Buffered(uint64_t record) const;
 
   const std::shared_ptr<Segment>& segment() const { return seg_; }
-  uint64_t file_bytes() const { return seg_ ? layout_.ExtentBytes(seg_->records) : 0; }
 
  private:
   Status WriteUnits(size_t units);

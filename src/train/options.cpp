@@ -48,6 +48,11 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("ssd-compact-threshold", "stale fraction of an SSD-PS segment that triggers its compaction", cxxopts::value<std::string>()->default_value("0.5"))
       ("prefetch-passes", "passes read, pulled and staged ahead of training", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
       ("pipeline", "on: the stages overlap; off: they run in sequence", cxxopts::value<std::string>()->default_value("on"))
+      ("checkpoint-dir", "directory of checkpoints (one is written at the end)", cxxopts::value<std::string>()->default_value(""))
+      ("checkpoint-every-passes", "also checkpoint every N passes (0: only at the end)", cxxopts::value<std::string>()->default_value("0"))
+      ("keep-checkpoints", "checkpoints kept; older ones are deleted", cxxopts::value<std::string>()->default_value(std::to_string(d.keep_checkpoints)))
+      ("resume", "resume: --resume for the LATEST of --checkpoint-dir, or --resume=PATH", cxxopts::value<std::string>()->implicit_value("LATEST"))
+      ("export-delta-dir", "after each checkpoint, export the rows changed since the previous export", cxxopts::value<std::string>()->default_value(""))
       ("metrics-out", "JSONL metrics file", cxxopts::value<std::string>()->default_value(""))
       ("export-rows", "at the end, write every row as TSV to DIR/rows-<rank>.tsv", cxxopts::value<std::string>()->default_value(""))
       ("config", "file of flags, one per line, # comments; the command line wins", cxxopts::value<std::string>())
@@ -147,6 +152,14 @@ Status Validate(TrainOptions* o) {
     return Status::InvalidArgument("--ssd-compact-threshold must be in (0, 1)");
   }
   STRATA_RETURN_IF_ERROR(Positive("prefetch-passes", o->prefetch_passes));
+  if (o->checkpoint_every_passes < 0) return Status::InvalidArgument("--checkpoint-every-passes must be >= 0");
+  STRATA_RETURN_IF_ERROR(Positive("keep-checkpoints", o->keep_checkpoints));
+  if (!o->export_delta_dir.empty() && o->checkpoint_dir.empty()) {
+    return Status::InvalidArgument("--export-delta-dir needs --checkpoint-dir (deltas follow checkpoints)");
+  }
+  if (o->resume == "LATEST" && o->checkpoint_dir.empty()) {
+    return Status::InvalidArgument("--resume without a path needs --checkpoint-dir");
+  }
   if (o->eval_every_passes < 0) return Status::InvalidArgument("--eval-every-passes must be >= 0");
   if (o->model.embedding_dim > 1024) return Status::InvalidArgument("--embedding-dim must be at most 1024");
   for (int w : o->model.mlp) {
@@ -204,6 +217,11 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     o.device = f.Str("device");
     o.metrics_out = f.Str("metrics-out");
     o.export_rows = f.Str("export-rows");
+    o.checkpoint_dir = f.Str("checkpoint-dir");
+    o.export_delta_dir = f.Str("export-delta-dir");
+    if (r.count("resume")) o.resume = f.Str("resume");
+    STRATA_RETURN_IF_ERROR(f.Number("checkpoint-every-passes", &o.checkpoint_every_passes));
+    STRATA_RETURN_IF_ERROR(f.Number("keep-checkpoints", &o.keep_checkpoints));
     o.ssd_dir = f.Str("ssd-dir");
     STRATA_RETURN_IF_ERROR(f.Number("mem-cache-gb", &o.mem_cache_gb));
     STRATA_RETURN_IF_ERROR(f.Number("ssd-compact-threshold", &o.ssd_compact_threshold));

@@ -22,6 +22,7 @@
 #include "strata/metrics/auc.h"
 #include "strata/metrics/jsonl.h"
 #include "strata/model/optimizer.h"
+#include "train/checkpointer.h"
 #include "train/pass_pipeline.h"
 #include "train/pass_stats.h"
 #include "train/row_export.h"
@@ -72,16 +73,25 @@ class Job {
  public:
   Job(const TrainOptions& o, Comm* comm)
       : o_(o), comm_(comm), layout_{o.model.embedding_dim},
-        exchange_(comm, layout_.bytes(), o.model.embedding_dim) {}
+        exchange_(comm, layout_.bytes(), o.model.embedding_dim), checkpointer_(o, comm) {}
 
   Status Run() {
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(Setup()));
+    ReadPosition from;
+    if (!o_.resume.empty()) {
+      STRATA_RETURN_IF_ERROR(checkpointer_.Resume(*stores_.store, hbm_.get(), &progress_));
+      from = ReadPosition{progress_.passes, progress_.epoch, progress_.local_lines};
+      resumed_examples_ = progress_.examples;
+      if (comm_->rank() == 0) fmt::print("strata-train: resumed after pass {} ({} examples)\n", progress_.passes, progress_.examples);
+    }
     std::unique_ptr<PassPipeline> pipeline;
-    STRATA_RETURN_IF_ERROR(PassPipeline::Start(o_, train_plan_, comm_, TrainHooks(), ReadPosition{},
-                                               o_.pipeline, &pipeline));
+    STRATA_RETURN_IF_ERROR(PassPipeline::Start(o_, train_plan_, comm_, TrainHooks(), from, o_.pipeline, &pipeline));
     Status st = TrainAll(pipeline.get());
     pipeline->Stop();
     STRATA_RETURN_IF_ERROR(st);
+    if (checkpointer_.enabled() && last_checkpoint_ != progress_.passes) {
+      STRATA_RETURN_IF_ERROR(checkpointer_.Write(progress_, *hbm_, *stores_.store, store_mu_));
+    }
     PassStats final_eval;
     if (has_eval_) STRATA_RETURN_IF_ERROR(Evaluate(&final_eval));
     return Finish(final_eval);
@@ -169,14 +179,21 @@ class Job {
       STRATA_RETURN_IF_ERROR(TrainPass(&pass, &st));
       st.wall_s = Since(waited_from);
       STRATA_RETURN_IF_ERROR(TierStats(&st));
-      totals_.examples += st.examples;
-      totals_.steps += st.steps;
-      totals_.loss_sum += st.loss_sum;
-      ++totals_.passes;
-      if (has_eval_ && o_.eval_every_passes > 0 && totals_.passes % o_.eval_every_passes == 0) {
+      progress_.examples += st.examples;
+      progress_.steps += st.steps;
+      progress_.loss_sum += st.loss_sum;
+      progress_.passes = pass.pass + 1;
+      progress_.epoch = pass.epoch;
+      progress_.local_lines = pass.lines_after;
+      if (has_eval_ && o_.eval_every_passes > 0 && progress_.passes % o_.eval_every_passes == 0) {
         STRATA_RETURN_IF_ERROR(Evaluate(&st));
       }
       STRATA_RETURN_IF_ERROR(Report(st));
+      if (checkpointer_.enabled() && o_.checkpoint_every_passes > 0 &&
+          progress_.passes % o_.checkpoint_every_passes == 0) {
+        STRATA_RETURN_IF_ERROR(checkpointer_.Write(progress_, *hbm_, *stores_.store, store_mu_));
+        last_checkpoint_ = progress_.passes;
+      }
     }
   }
 
@@ -399,9 +416,10 @@ class Job {
       STRATA_RETURN_IF_ERROR(comm_->AgreeOn(ExportRowsTsv(*stores_.store, layout_, o_.export_rows, comm_->rank())));
     }
     if (comm_->rank() != 0) return Status::OK();
-    const Totals& t = totals_;
-    const double eps = wall_s > 0 ? t.examples / wall_s : 0;
-    const double train_logloss = t.examples ? t.loss_sum / t.examples : 0.0;
+    const TrainProgress& t = progress_;
+    const int64_t trained_here = t.examples - resumed_examples_;
+    const double eps = wall_s > 0 ? trained_here / wall_s : 0;
+    const double train_logloss = trained_here ? t.loss_sum / trained_here : 0.0;
     std::string line = fmt::format("done: {} passes, {} steps, {} examples, {:.0f} ex/s, {} keys, train logloss {:.5f}",
                                    t.passes, t.steps, t.examples, eps, keys[0], train_logloss);
     if (eval.evaluated) line += fmt::format(", eval auc {:.5f}, eval logloss {:.5f}", eval.eval_auc, eval.eval_logloss);
@@ -417,12 +435,6 @@ class Job {
     return metrics_.Write(r);
   }
 
-  struct Totals {
-    int passes = 0;
-    int64_t examples = 0, steps = 0;
-    double loss_sum = 0;
-  };
-
   const TrainOptions& o_;
   Comm* comm_;
   RowLayout layout_;
@@ -436,7 +448,10 @@ class Job {
   ShardPlan train_plan_, eval_plan_;
   bool has_eval_ = false;
   JsonlWriter metrics_;
-  Totals totals_;
+  Checkpointer checkpointer_;
+  TrainProgress progress_;       // train logloss and examples/s cover this job's own passes
+  int64_t resumed_examples_ = 0;
+  int last_checkpoint_ = -1;
   int64_t tier_before_[8] = {};  // cumulative tier counters at the previous pass
   // The previous pass's keys and final rows on this rank, for Refresh.
   KeyIndex prev_index_;

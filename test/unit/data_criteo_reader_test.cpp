@@ -196,7 +196,7 @@ TEST_CASE("data: a file that shrank after planning is an I/O error") {
 TEST_CASE("data: the real Criteo sample parses with no bad rows") {
   const std::string path = "../shared/data/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz";
   if (!std::filesystem::exists(path)) {
-    MESSAGE("skipped: " << path << " is absent");
+    MESSAGE("SKIP: " << path << " is absent");
     return;
   }
   ShardPlan plan;

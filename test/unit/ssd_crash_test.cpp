@@ -1,5 +1,5 @@
 // SSD-PS crash safety: a forked child runs a seeded stream of Put/Sync/CompactNow with the
-// background compactor on and is SIGKILLed at a seeded random instant; the parent reopens
+// background compactor on and is SIGKILLed at a seeded random point; the parent reopens
 // the directory and checks it holds exactly the model state of the last completed Sync
 // (or of the Sync in flight at the kill, whose completion the child could not report).
 #include <doctest/doctest.h>
@@ -118,14 +118,18 @@ TEST_CASE("ssd: kill -9 at random instants recovers exactly the last completed s
       RunChild(opts, seed, fds[1]);
     }
     ::close(fds[1]);
+    // Kill point: after a seeded number of reported syncs plus a seeded delay, so it
+    // lands anywhere in the stream however fast the machine runs.
     std::mt19937_64 rng(seed * 7919);
-    ::usleep(static_cast<useconds_t>(rng() % 40000));
+    const uint64_t target = rng() % 40;
+    uint64_t syncs = 0, v = 0;
+    while (syncs < target && ::read(fds[0], &v, sizeof(v)) == sizeof(v)) syncs = v;
+    ::usleep(static_cast<useconds_t>(rng() % 3000));
     ::kill(pid, SIGKILL);
     int wstatus = 0;
     REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
     REQUIRE_MESSAGE((WIFSIGNALED(wstatus) || WEXITSTATUS(wstatus) == 0),
                     "child failed with exit code " << WEXITSTATUS(wstatus));
-    uint64_t syncs = 0, v = 0;
     while (::read(fds[0], &v, sizeof(v)) == sizeof(v)) syncs = v;
     ::close(fds[0]);
 
@@ -147,7 +151,7 @@ TEST_CASE("ssd: kill -9 at random instants recovers exactly the last completed s
     store = OpenOrDie(opts);
     CHECK(Matches(*store, model));
   }
-  CHECK(synced_states > 30);  // most kills landed after some syncs
+  CHECK(synced_states > 30);  // most kill points lie after some syncs
 }
 
 }  // namespace strata::ssd_test

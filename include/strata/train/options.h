@@ -33,6 +33,12 @@ struct TrainOptions {
   double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
   int prefetch_passes = 1;          // passes read/pulled/staged ahead of training
   bool pipeline = true;             // false: the stages run in sequence (for comparison)
+  // Checkpoints.
+  std::string checkpoint_dir;       // empty: no checkpoints
+  int checkpoint_every_passes = 0;  // 0: only at the end
+  int keep_checkpoints = 3;         // older ones are deleted once a newer one is published
+  std::string resume;               // "LATEST" (of --checkpoint-dir) or a checkpoint path
+  std::string export_delta_dir;     // delta exports for serving after each checkpoint
   std::string metrics_out;          // JSONL file; empty: none
   std::string export_rows;          // directory for rows-<rank>.tsv at the end; empty: none
   ModelSpec model;

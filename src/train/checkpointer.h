@@ -1,0 +1,56 @@
+// Checkpointer: the trainer's side of checkpoints (files: strata/ckpt/). At a pass boundary
+// every rank writes and fsyncs its rows, rank 0 writes the metadata and, after all ranks
+// are done, publishes the checkpoint by switching LATEST; then the optional delta export
+// (rows changed since the previous export, plus the dense model). Resume reads a published
+// checkpoint on any number of ranks with the same W: every rank loads the rows it owns.
+// All calls are collectives on the given Comm.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "strata/comm/comm.h"
+#include "strata/common/row.h"
+#include "strata/hbm/hbm_ps.h"
+#include "strata/store/row_store.h"
+#include "strata/train/options.h"
+
+namespace strata {
+
+// Where training stands at a pass boundary.
+struct TrainProgress {
+  int passes = 0;                     // completed; the next pass's number
+  int epoch = 0;                      // epoch of the next pass's data
+  int64_t examples = 0, steps = 0;
+  double loss_sum = 0;
+  std::vector<uint64_t> local_lines;  // per local worker: chunk lines consumed in epoch
+};
+
+class Checkpointer {
+ public:
+  Checkpointer(const TrainOptions& options, Comm* comm) : o_(options), comm_(comm) {}
+
+  bool enabled() const { return !o_.checkpoint_dir.empty(); }
+
+  // Writes and publishes the checkpoint of `progress`, then the delta export. The store
+  // is read under store_mu (concurrent pulls of prefetched passes only read it).
+  Status Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store, std::mutex& store_mu);
+
+  // Loads --resume's checkpoint: rows this rank owns into store, the dense model into hbm,
+  // and where training stands into *progress.
+  Status Resume(RowStore& store, HbmPs* hbm, TrainProgress* progress);
+
+ private:
+  Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
+                  int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
+                  RowStore& store, std::mutex& store_mu);
+
+  const TrainOptions& o_;
+  Comm* comm_;
+  int exports_ = 0;             // delta files written by this job
+  int64_t last_export_pass_ = -1;  // passes completed at the previous export
+};
+
+}  // namespace strata

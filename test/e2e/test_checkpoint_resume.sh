@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Checkpoints: a 2-rank run killed with SIGKILL at a random point after its first
+# checkpoint, then resumed, ends bitwise identical (rows, dense parameters, eval metrics) to
+# the uninterrupted run; so does a run killed in the middle of writing a checkpoint (the
+# previous one is used). A 2-rank checkpoint resumes on 1 and on 4 ranks with the same W.
+# h5dump reads every file; strata-inspect verify passes, and fails on a flipped byte, a
+# truncated file and a missing rank file; base + deltas fold to the full checkpoint.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+INSPECT="$BUILD/strata-inspect"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 13 >/dev/null
+common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
+        --pass-examples 4000 --checkpoint-every-passes 1 --keep-checkpoints 20 --threads 1)
+train() {  # name np workers-per-rank [flags...]
+  local name=$1 np=$2 g=$3; shift 3
+  $MPIRUN -np "$np" "$TRAIN" "${common[@]}" --workers-per-rank "$g" --checkpoint-dir "$dir/ck-$name" \
+    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@" >>"$dir/$name.log" 2>&1
+}
+same_as_full() {  # name: eval metrics, rows and the final checkpoint equal the full run's
+  local name=$1
+  for f in eval_logloss eval_auc examples steps keys; do
+    [ "$(json_field "$dir/$name.jsonl" $f)" = "$(json_field "$dir/full.jsonl" $f)" ] || die "$name: $f differs"
+  done
+  /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-full" "$dir/rows-$name" 0
+  "$INSPECT" diff "$dir/ck-full" "$dir/ck-$name" >"$dir/diff-$name.txt" || { cat "$dir/diff-$name.txt"; die "$name: diff failed"; }
+  grep -qE "changed 0\b|identical" "$dir/diff-$name.txt" || { cat "$dir/diff-$name.txt"; die "$name: checkpoints differ"; }
+}
+
+train full 2 2 --export-delta-dir "$dir/deltas" || { cat "$dir/full.log"; die "full run failed"; }
+passes=$(json_field "$dir/full.jsonl" passes)
+echo "full run: $passes passes, eval logloss $(json_field "$dir/full.jsonl" eval_logloss)"
+
+# Killed at a random moment after the first checkpoint, then resumed.
+RANDOM=$$
+( train killed 2 2 || true ) &
+runner=$!
+until [ -f "$dir/ck-killed/LATEST" ]; do sleep 0.1; done
+sleep "0.$((RANDOM % 9 + 1))"
+pkill -KILL -f "ck-killed" || true
+wait $runner || true
+echo "killed after $(cat "$dir/ck-killed/LATEST")"
+train killed 2 2 --resume || { cat "$dir/killed.log"; die "resume failed"; }
+same_as_full killed
+
+# Killed while writing its third checkpoint: the second is selected and resumed from.
+STRATA_CRASH_AT=checkpoint-before-publish:3 train midckpt 2 2 && die "the crash point did not fire"
+[ "$(cat "$dir/ck-midckpt/LATEST")" = "$(basename "$(ls -d "$dir"/ck-full/ckpt-* | sed -n 2p)")" ] \
+  || die "LATEST is $(cat "$dir/ck-midckpt/LATEST") after a crash in the third checkpoint"
+train midckpt 2 2 --resume || { cat "$dir/midckpt.log"; die "resume after a mid-checkpoint crash failed"; }
+same_as_full midckpt
+
+# Resharding: the second checkpoint of the 2x2 run resumes on 1x4 and 4x1.
+second=$(ls -d "$dir"/ck-full/ckpt-* | sed -n 2p)
+for topo in 1x4 4x1; do
+  train "re$topo" "${topo%x*}" "${topo#*x}" --resume="$second" || { cat "$dir/re$topo.log"; die "resume on $topo failed"; }
+  same_as_full "re$topo"
+done
+
+# Every file is HDF5 that h5dump reads; verify passes on good checkpoints.
+for f in "$dir"/ck-full/*/*.h5 "$dir"/deltas/*/*.h5; do h5dump -H "$f" >/dev/null || die "h5dump -H $f"; done
+"$INSPECT" verify "$dir/ck-full" >/dev/null || die "verify failed on a good checkpoint"
+# Base + deltas fold to the full checkpoint of the same pass.
+mapfile -t deltas < <(ls -d "$dir"/deltas/delta-*)
+"$INSPECT" fold "${deltas[0]}" "${deltas[@]:1}" --check "$dir/ck-full" || die "fold of base + deltas differs"
+# Damage: a flipped byte, a truncated file, a missing rank file.
+last=$(ls -d "$dir"/ck-full/ckpt-* | tail -1)
+for damage in flip truncate remove; do
+  rm -rf "$dir/bad"; cp -r "$last" "$dir/bad"
+  f="$dir/bad/rows-1.h5"
+  case $damage in
+    flip) /usr/bin/python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)*2//3]^=0xff; open(p,'wb').write(b)" "$f" ;;
+    truncate) truncate -s 3000 "$f" ;;
+    remove) rm "$f" ;;
+  esac
+  if out=$("$INSPECT" verify "$dir/bad" 2>&1); then die "verify passed on a $damage"; fi
+  grep -q "rows-1.h5" <<<"$out" || die "verify on a $damage does not name the file: $out"
+  echo "verify on $damage: $(head -1 <<<"$out")"
+done
