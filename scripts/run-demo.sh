@@ -8,7 +8,7 @@ NP=${NP:-2}
 DATA=runs/demo-data
 source test/e2e/lib.sh
 if [ ! -f "$DATA/oracle.json" ]; then
-  "$BUILD/strata-datagen" --out-dir "$DATA" --train-rows 400000 --eval-rows 50000 --cardinality 1000 --seed 1
+  "$BUILD/strata-datagen" --out-dir "$DATA" --train-rows 400000 --eval-rows 50000 --seed 1
 fi
 $MPIRUN -np "$NP" "$BUILD/strata-train" --config configs/demo.flags \
   --train "$DATA/train.tsv" --eval "$DATA/eval.tsv" --metrics-out runs/demo-metrics.jsonl
