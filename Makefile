@@ -9,6 +9,7 @@ SM       ?= 90
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NP       ?= 2
+JOBS     ?= $(shell nproc)
 
 ifeq ($(DEBUG),1)
   OPT := -O0 -g
@@ -95,19 +96,19 @@ $(BUILD)/strata-mpi-tests: $(MPI_TEST_OBJS) $(BUILD)/libstrata.a
 
 # Installs deps if missing, builds, generates synthetic data and trains it on 2 ranks.
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) NP=$(NP) scripts/run-demo.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/strata-unit-tests $(if $(MPI_TEST_SRCS),$(BUILD)/strata-mpi-tests)
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/strata-unit-tests $(if $(MPI_TEST_SRCS),$(BUILD)/strata-mpi-tests)
 	@BUILD=$(BUILD) test/run-tests.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) scripts/bench.sh
 
 bench-gpu: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) scripts/bench-gpu.sh
 
 clean:

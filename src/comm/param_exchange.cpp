@@ -14,6 +14,7 @@ namespace strata {
 Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& serve,
                            std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
                            PassRouting* routing) {
+  if (comm_->size() == 1) return PullLocal(keys, serve, rows, flags, routing);
   const int ranks = comm_->size();
   std::vector<std::string> send(ranks), recv;
   std::vector<std::vector<size_t>> position(ranks);  // where each sent key's row goes
@@ -80,10 +81,61 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
   return Status::OK();
 }
 
+// One rank: every key is local and this rank its only subscriber.
+Status ParamExchange::PullLocal(const std::vector<uint64_t>& keys, const RowServer& serve,
+                                std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
+                                PassRouting* routing) {
+  rows->resize(keys.size() * row_bytes_);
+  flags->assign(keys.size(), 0);
+  STRATA_RETURN_IF_ERROR(serve(keys.data(), keys.size(), rows->data(), flags->data()));
+  if (routing) {
+    routing->keys = keys;
+    routing->returner.assign(keys.size(), 1);
+    routing->index_of.Reset(keys.size());
+    for (uint64_t k : keys) routing->index_of.Insert(k);
+    routing->sub_begin.resize(keys.size() + 1);
+    for (size_t i = 0; i <= keys.size(); ++i) routing->sub_begin[i] = static_cast<uint32_t>(i);
+    routing->sub_ranks.assign(keys.size(), 0);
+  }
+  return Status::OK();
+}
+
+void ParamExchange::BeginSum(size_t max_keys) {
+  sum_slot_.Reset(max_keys);
+  sum_keys_.clear();
+  sum_counts_.clear();
+  sum_grads_.clear();
+}
+
+void ParamExchange::AddToSum(uint64_t key, uint32_t count, const float* g) {
+  auto [slot, fresh] = sum_slot_.Insert(key);
+  if (fresh) {
+    sum_keys_.push_back(key);
+    sum_counts_.push_back(count);
+    sum_grads_.insert(sum_grads_.end(), g, g + dim_);
+  } else {
+    sum_counts_[slot] += count;
+    float* acc = &sum_grads_[static_cast<size_t>(slot) * dim_];
+    for (int d = 0; d < dim_; ++d) acc[d] += g[d];
+  }
+}
+
 Status ParamExchange::ReduceGradients(const PassRouting& routing,
                                       const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
+  if (comm_->size() == 1) {  // workers in order, no wire format
+    size_t total = 0;
+    for (const SparseGradView& v : workers) total += v.n;
+    BeginSum(total);
+    for (const SparseGradView& v : workers) {
+      for (size_t i = 0; i < v.n; ++i) AddToSum(v.keys[i], v.counts[i], v.grads + i * dim_);
+    }
+    keys->swap(sum_keys_);
+    counts->swap(sum_counts_);
+    grads->swap(sum_grads_);
+    return Status::OK();
+  }
   const int ranks = comm_->size();
   const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
   const size_t record = sizeof(uint64_t) + sizeof(uint32_t) + grad_bytes;
@@ -103,26 +155,13 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing,
   // contributions are added in global worker order.
   size_t arrived = 0;
   for (const std::string& r : recv_) arrived += r.size() / record;
-  sum_slot_.Reset(arrived);
-  sum_keys_.clear();
-  sum_counts_.clear();
-  sum_grads_.clear();
+  BeginSum(arrived);
   for (int r = 0; r < ranks; ++r) {
     wire::Reader in(recv_[r]);
     while (!in.done()) {
       const uint64_t key = in.Get<uint64_t>();
       const uint32_t count = in.Get<uint32_t>();
-      const float* g = reinterpret_cast<const float*>(in.Take(grad_bytes));
-      auto [slot, fresh] = sum_slot_.Insert(key);
-      if (fresh) {
-        sum_keys_.push_back(key);
-        sum_counts_.push_back(count);
-        sum_grads_.insert(sum_grads_.end(), g, g + dim_);
-      } else {
-        sum_counts_[slot] += count;
-        float* acc = &sum_grads_[static_cast<size_t>(slot) * dim_];
-        for (int d = 0; d < dim_; ++d) acc[d] += g[d];
-      }
+      AddToSum(key, count, reinterpret_cast<const float*>(in.Take(grad_bytes)));
     }
   }
   send_.assign(ranks, std::string());
@@ -157,6 +196,7 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing,
 }
 
 Status ParamExchange::PushBack(const PassRouting& routing, const uint8_t* rows, const RowSink& store) {
+  if (comm_->size() == 1) return store(routing.keys.data(), routing.keys.size(), rows);
   const int ranks = comm_->size();
   std::vector<std::string> send(ranks), recv;
   for (size_t i = 0; i < routing.keys.size(); ++i) {

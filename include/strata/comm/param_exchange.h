@@ -69,6 +69,12 @@ class ParamExchange {
   Status PushBack(const PassRouting& routing, const uint8_t* rows, const RowSink& store);
 
  private:
+  Status PullLocal(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
+                   std::vector<uint8_t>* flags, PassRouting* routing);
+  // The owner's fixed-order sum of one step's gradients.
+  void BeginSum(size_t max_keys);
+  void AddToSum(uint64_t key, uint32_t count, const float* grad);
+
   Comm* comm_;
   size_t row_bytes_;
   int dim_;
