@@ -69,11 +69,13 @@ $(BUILD)/libstrata.a: $(LIB_OBJS) $(CUDA_OBJS)
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	@echo "CXX  $<"
+	@$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	@echo "NVCC $<"
+	@$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/strata-train: $(BUILD)/obj/src/main.o $(BUILD)/libstrata.a
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
