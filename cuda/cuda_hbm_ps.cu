@@ -140,14 +140,11 @@ class CudaHbmPs final : public HbmPs {
 
   Status BeginPass(int pass, size_t expected_keys) override {
     pass_ = pass;
-    const size_t g = workers_.size();
-    // The host backend's sizing: an even share plus slack for hash imbalance (about 6 sigma).
-    const size_t share = expected_keys / g;
-    const size_t slack = 64 + 6 * static_cast<size_t>(std::sqrt(static_cast<double>(share) + 1));
+    const size_t capacity = ShardCapacity(expected_keys, workers_.size());
     std::vector<TableView> views;
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
-      STRATA_RETURN_IF_ERROR(w->table.Reset(pass, g == 1 ? expected_keys : share + slack, w->stream));
+      STRATA_RETURN_IF_ERROR(w->table.Reset(pass, capacity, w->stream));
       views.push_back(w->table.view());
     }
     for (auto& w : workers_) {

@@ -43,11 +43,7 @@ class HostHbmPs final : public HbmPs {
 
   Status BeginPass(int pass, size_t expected_keys) override {
     pass_ = pass;
-    const size_t g = shards_.size();
-    // Shards get an even share plus slack for hash imbalance (about 6 sigma).
-    const size_t share = expected_keys / g;
-    const size_t slack = 64 + 6 * static_cast<size_t>(std::sqrt(static_cast<double>(share) + 1));
-    for (HostTable& t : shards_) t.Reset(g == 1 ? expected_keys : share + slack);
+    for (HostTable& t : shards_) t.Reset(ShardCapacity(expected_keys, shards_.size()));
     return Status::OK();
   }
 

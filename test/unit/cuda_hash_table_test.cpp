@@ -14,6 +14,7 @@
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
+#include "cuda_test_util.h"
 #ifdef STRATA_WITH_CUDA
 #include "../../cuda/table_bench.h"
 #endif
@@ -21,11 +22,6 @@
 namespace strata {
 namespace {
 
-bool NoGpu() {
-  if (CudaDeviceCount() > 0) return false;
-  MESSAGE("no CUDA device visible: skipping");
-  return true;
-}
 
 std::unique_ptr<HbmPs> NewCuda(int workers) {
   HbmOptions o;

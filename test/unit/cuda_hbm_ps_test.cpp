@@ -15,16 +15,12 @@
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
+#include "cuda_test_util.h"
 #include "strata/model/optimizer.h"
 
 namespace strata {
 namespace {
 
-bool NoGpu() {
-  if (CudaDeviceCount() > 0) return false;
-  MESSAGE("no CUDA device visible: skipping");
-  return true;
-}
 
 HbmOptions SmallModel(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
   HbmOptions o;

@@ -13,6 +13,8 @@
 // every other call requires that no other call is in progress.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -78,6 +80,15 @@ class HbmPs {
   virtual Status GetDenseState(DenseState* state) const = 0;
   virtual Status SetDenseState(const DenseState& state) = 0;
 };
+
+// Keys one of `shards` device tables must hold for a pass of expected_keys keys split by
+// DeviceShard: an even share plus slack for hash imbalance (about 6 sigma). Both backends
+// size their tables with it.
+inline size_t ShardCapacity(size_t expected_keys, size_t shards) {
+  if (shards == 1) return expected_keys;
+  const size_t share = expected_keys / shards;
+  return share + 64 + 6 * static_cast<size_t>(std::sqrt(static_cast<double>(share) + 1));
+}
 
 struct HbmOptions {
   ModelSpec spec;
