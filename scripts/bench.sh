@@ -9,6 +9,18 @@
 #                     against the MLP compute ceiling measured by $BUILD/bench/mlp_bench
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order (skipped when the sample is absent)
+#   checkpoint        $BUILD/bench/ckpt_bench: write and cold read of a BENCH_CKPT_GB (default 2)
+#                     GB model in 2 rank files, as fractions of the disk's sequential write
+#                     and read bandwidth measured in the same run on the same directory
+#   ssd               $BUILD/bench/ssd_bench (SSD-PS against RocksDB) at BENCH_SSD_KEYS (default
+#                     2000000) keys: throughput ratios, amplifications, sequential write fraction
+#   cache_policy      $BUILD/bench/cache_sim on the real Criteo sample: MEM-PS policy against LRU
+#                     and Belady at 5, 10 and 20% of the distinct keys (skipped when absent)
+#   pipeline          strata-train with the pipeline on and off on a run whose pulls read the
+#                     SSD-PS and take about as long as training: speedup and overlap efficiency
+#   larger_than_memory  a BENCH_LTM_GB (default 8) GiB model trained with --mem-cache-gb 1 and
+#                     with every row in DRAM: examples/s ratio, peak RSS, equal eval AUC (about
+#                     5 minutes; needs 2x the model on disk; leave it out of BENCH_SECTIONS to skip)
 #
 # Knobs (environment): BENCH_RUNS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
 # to run, space-separated; default all).
@@ -132,9 +144,170 @@ section_criteo_auc() {
   summary_add "Criteo eval AUC strata - torch" "$(awk -v a="$s_auc" -v b="$t_auc" 'BEGIN {printf "%+.5f", a - b}')"
 }
 
+# ---- section: checkpoint bandwidth ------------------------------------------------------------
+
+section_checkpoint() {
+  local gb=${BENCH_CKPT_GB:-2} log=$WORK/ckpt.log
+  echo "== checkpoint: write and cold read of a $gb GB model against the disk's sequential bandwidth"
+  "$BUILD/bench/ckpt_bench" --gb "$gb" --runs "$RUNS" --dir "$WORK" >"$log" 2>&1 \
+    || { tail -20 "$log" >&2; die "ckpt_bench failed"; }
+  sed 's/^/  /' "$log"
+  local last
+  last=$(grep '^ckpt_bench:' "$log" | tail -1)
+  [ -n "$last" ] || die "no result line in $log"
+  summary_add "checkpoint write / disk sequential write (goal > 0.5)" "$(sed -n 's/.*write_fraction=\([0-9.]*\).*/\1/p' <<<"$last")"
+  summary_add "checkpoint read / disk sequential read (goal > 0.5)" "$(sed -n 's/.*read_fraction=\([0-9.]*\).*/\1/p' <<<"$last")"
+}
+
+# ---- sections: SSD-PS, cache policy, pipeline, larger than memory ----------------------------
+
+# disk_dir NAME: a fresh folder for files whose speed is measured, on the repo's filesystem
+# ($WORK when it shares it, else under $BUILD, never a tmpfs). The caller removes it.
+disk_dir() {
+  local d=$WORK/$1
+  [ "$(df --output=source "$WORK" | tail -1)" = "$(df --output=source . | tail -1)" ] || d=$BUILD/bench-$1
+  rm -rf "$d" && mkdir -p "$d" && echo "$d"
+}
+
+# pass_stat JSONL KEY mean|median: KEY over the per-pass records of a metrics file.
+pass_stat() {
+  "$PY" -c "import json, statistics, sys
+v = [r['$2'] for r in map(json.loads, open('$1')) if r['type'] == 'pass']
+print(statistics.$3(v))"
+}
+
+section_ssd() {
+  local keys=${BENCH_SSD_KEYS:-2000000} log=$WORK/ssd.log dir
+  echo "== SSD-PS vs RocksDB: $BUILD/bench/ssd_bench, $keys keys of 64 B, Zipf(1.05) get+put rounds"
+  dir=$(disk_dir ssd)
+  local -A v=()
+  local r k line seq
+  for r in $(seq "$RUNS"); do
+    "$BUILD/bench/ssd_bench" --keys "$keys" --dir "$dir" >"$log" 2>&1 \
+      || { tail -20 "$log" >&2; die "ssd_bench failed"; }
+    sed "s/^/  run $r: /" "$log"
+    line=$(grep '^ssd_bench:' "$log" | tail -1)
+    seq=$(sed -n 's/^sequential write:.*= \([0-9.]*\)% of the disk.*/\1/p' "$log")
+    [ -n "$line" ] && [ -n "$seq" ] || die "no result lines in $log"
+    for k in get_ratio put_ratio space_amp write_amp; do
+      v[$k]+="$(sed -n "s/.*$k=\([0-9.]*\).*/\1/p" <<<"$line") "
+    done
+    v[seq]+="$(awk -v p="$seq" 'BEGIN {printf "%.2f", p / 100}') "
+  done
+  rm -rf "$dir"
+  summary_add "SSD-PS / RocksDB get keys/s (bar >= 2)" "$(median ${v[get_ratio]})"
+  summary_add "SSD-PS / RocksDB put keys/s (bar >= 2)" "$(median ${v[put_ratio]})"
+  summary_add "SSD-PS space amplification (bar <= 2.0)" "$(median ${v[space_amp]})"
+  summary_add "SSD-PS write amplification" "$(median ${v[write_amp]})"
+  summary_add "SSD-PS load appends / disk sequential write (goal > 0.7)" "$(median ${v[seq]})"
+}
+
+section_cache_policy() {
+  local sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"
+  echo "== cache policy: MEM-PS vs LRU vs Belady on the real Criteo sample, passes of 10000 examples"
+  if [ ! -f "$sample" ]; then
+    echo "  skipped: Criteo sample not found at $sample"
+    summary_add "cache memps / belady" "skipped (no data)"
+    return 0
+  fi
+  local log=$WORK/cache.log model flag cap memps lru belady
+  for model in "per pass:" "per example:--per-example"; do
+    flag=${model#*:}; model=${model%%:*}
+    echo "  access model: one access $([ -n "$flag" ] && echo "per key per example" || echo "per distinct key per pass (the trainer's pull)")"
+    "$BUILD/bench/cache_sim" --input "$sample" --pass-examples 10000 --capacities 0.05,0.10,0.20 \
+      $flag >"$log" 2>&1 || { tail -20 "$log" >&2; die "cache_sim failed"; }
+    sed 's/^/    /' "$log"
+    for cap in 5.0 10.0 20.0; do
+      read -r memps lru belady < <(awk -v c="$cap%" '$1 == c {print $3, $4, $5}' "$log") \
+        || die "no $cap% row in $log"
+      summary_add "cache $model ${cap%.0}%: memps / belady (bar >= 0.9)" "$(ratio "$memps" "$belady")"
+      summary_add "cache $model ${cap%.0}%: memps / lru (bar > 1)" "$(ratio "$memps" "$lru")"
+    done
+  done
+}
+
+section_pipeline() {
+  echo "== pipeline: MEM-PS of 0.05 GB over the SSD-PS, 520k keys of 1032 B rows, pipeline on vs off"
+  # About 49k distinct keys a pass, most read back from the SSD-PS: pulling a pass and training
+  # it take comparable time here (the medians of pull_s and train_s are printed below).
+  local data=$WORK/pipe dir
+  "$DATAGEN" --out-dir "$data" --train-rows 100000 --eval-rows 5000 --cardinality 20000 --zipf 0.5 \
+    --seed 5 | sed 's/^/  datagen: /'
+  dir=$(disk_dir pipe-ssd)
+  local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim 128 --mlp 256,128
+               --batch-size 1000 --pass-examples 4000 --threads 2 --mem-cache-gb 0.05)
+  local -A eps=() pull=() train=() overlap=()
+  local r mode m
+  for r in $(seq "$RUNS"); do  # on and off alternate, so drifting load hits both alike
+    for mode in on off; do
+      rm -rf "$dir"
+      m=$WORK/pipe-$mode.jsonl
+      run_strata 1 "$WORK/pipe.log" "$m" "${flags[@]}" --ssd-dir "$dir" --pipeline "$mode"
+      eps[$mode]+="$(json_field "$m" examples_per_s) "
+      pull[$mode]+="$(pass_stat "$m" pull_s median) "
+      train[$mode]+="$(pass_stat "$m" train_s median) "
+      overlap[$mode]+="$(pass_stat "$m" overlap_efficiency mean) "
+    done
+  done
+  rm -rf "$dir"
+  for mode in on off; do
+    printf '  pipeline %-3s %7.0f examples/s  pull %.3f s  train %.3f s a pass  overlap %.2f  (runs: %s)\n' \
+      "$mode" "$(median ${eps[$mode]})" "$(median ${pull[$mode]})" "$(median ${train[$mode]})" \
+      "$(median ${overlap[$mode]})" "$(printf '%.0f ' ${eps[$mode]})"
+  done
+  summary_add "pipeline on / off (examples/s; bar >= 1.3)" "$(ratio "$(median ${eps[on]})" "$(median ${eps[off]})")"
+  summary_add "pipeline on: mean overlap efficiency (bar >= 0.8)" "$(median ${overlap[on]})"
+  summary_add "pipeline off: pull_s / train_s a pass" "$(ratio "$(median ${pull[off]})" "$(median ${train[off]})")"
+}
+
+section_larger_than_memory() {
+  local gb=${BENCH_LTM_GB:-8} dim=128
+  local row_bytes=$(( 2 * dim * 4 + 8 ))
+  # 26 slots, 5% of them empty: 24.7 keys an example, almost all distinct at this cardinality
+  # and skew, so the model has rows x 24.7 keys (2% spare).
+  local rows keys_bytes
+  rows=$(awk -v g="$gb" -v b="$row_bytes" 'BEGIN {printf "%d", g * 2^30 / b / 24.7 * 1.02 + 1}')
+  keys_bytes=$(awk -v g="$gb" 'BEGIN {printf "%d", g * 2^30}')
+  echo "== larger than memory: $gb GiB of $row_bytes B rows, --mem-cache-gb 1 vs every row in DRAM, 1 rank"
+  local dir avail mem
+  dir=$(disk_dir ltm-ssd)
+  avail=$(df --output=avail -B1 "$dir" | tail -1)
+  mem=$(awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo)
+  if [ "$avail" -lt $(( 2 * keys_bytes + (1 << 30) )) ] || [ "$mem" -lt $(( keys_bytes * 13 / 10 + (2 << 30) )) ]; then
+    echo "  skipped: needs 2x the model on disk ($((avail >> 30)) GiB free) and 1.3x it plus 2 GiB of DRAM ($((mem >> 30)) GiB available)"
+    rm -rf "$dir"
+    summary_add "larger than memory: cached / in DRAM (examples/s)" "skipped (no room)"
+    return 0
+  fi
+  local data=$WORK/ltm
+  "$DATAGEN" --out-dir "$data" --train-rows "$rows" --eval-rows 20000 --cardinality $(( 1 << 40 )) \
+    --zipf 0.5 --seed 7 | sed 's/^/  datagen: /'
+  # Passes of 5000 examples keep each pass's working set near 130 MB.
+  local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim "$dim" --mlp 64,32
+               --batch-size 1000 --pass-examples 5000 --threads 2)
+  run_strata 1 "$WORK/ltm-cached.log" "$WORK/ltm-cached.jsonl" "${flags[@]}" --mem-cache-gb 1 --ssd-dir "$dir"
+  rm -rf "$dir"
+  run_strata 1 "$WORK/ltm-dram.log" "$WORK/ltm-dram.jsonl" "${flags[@]}" --mem-cache-gb 0
+  local -A eps=() rss=() auc=()
+  local run keys
+  for run in cached dram; do
+    eps[$run]=$(json_field "$WORK/ltm-$run.jsonl" examples_per_s)
+    rss[$run]=$(json_field "$WORK/ltm-$run.jsonl" peak_rss_bytes)
+    auc[$run]=$(json_field "$WORK/ltm-$run.jsonl" eval_auc)
+  done
+  keys=$(json_field "$WORK/ltm-cached.jsonl" keys)
+  printf '  model: %s keys x %s B = %.2f GiB of rows\n' "$keys" "$row_bytes" "$(awk -v k="$keys" -v b="$row_bytes" 'BEGIN {print k * b / 2^30}')"
+  printf '  %-22s %7.0f examples/s  peak RSS %5.2f GB  eval AUC %s\n' \
+    "--mem-cache-gb 1" "${eps[cached]}" "$(awk -v r="${rss[cached]}" 'BEGIN {print r / 1e9}')" "${auc[cached]}" \
+    "every row in DRAM" "${eps[dram]}" "$(awk -v r="${rss[dram]}" 'BEGIN {print r / 1e9}')" "${auc[dram]}"
+  summary_add "larger than memory: cached / in DRAM (examples/s; bar 0.5)" "$(ratio "${eps[cached]}" "${eps[dram]}")"
+  summary_add "larger than memory: peak RSS cached, GB (bar < 3)" "$(awk -v r="${rss[cached]}" 'BEGIN {printf "%.2f", r / 1e9}')"
+  summary_add "larger than memory: eval AUC cached == in DRAM" "$([ "${auc[cached]}" = "${auc[dram]}" ] && echo yes || echo "no (${auc[cached]} vs ${auc[dram]})")"
+}
+
 # ---- main -------------------------------------------------------------------------------------
 
-SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc"}
+SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)
   "section_$s"

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <mutex>
 
 namespace strata::ckpt::h5 {
 namespace {
@@ -44,8 +43,8 @@ Status OpenAttr(hid_t obj, const std::string& name, const std::string& where, Ha
 }  // namespace
 
 void SilenceErrors() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  thread_local bool silenced = false;
+  if (!silenced) silenced = H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0;
 }
 
 Status Handle::Close(const std::string& what) {

@@ -16,7 +16,8 @@
 
 namespace strata::ckpt::h5 {
 
-// Switches off HDF5's automatic error printing (once per process).
+// Switches off HDF5's automatic error printing for the calling thread (the thread-safe
+// HDF5 keeps error settings per thread); every thread that calls HDF5 calls this first.
 void SilenceErrors();
 
 // Owns one hid_t and closes it with the matching H5*close.

@@ -1,5 +1,10 @@
 // rows-<r>.h5: writing a rank's rows from its RowStore, scanning them back in batches with
-// count and CRC checks, and loading the rows a rank owns under a new rank count.
+// count and CRC checks, and loading the rows a rank owns under a new rank count. Writing
+// and scanning each run one helper thread for the HDF5 side (Fletcher32, copies, file I/O)
+// so it overlaps the row encoding and the CRC on the calling thread; the calling thread
+// joins it before returning, on every path.
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -7,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <future>
 
 #include "ckpt/file_sync.h"
 #include "ckpt/h5_util.h"
@@ -20,43 +26,42 @@ namespace {
 enum Column { kKeys, kEmbedding, kState, kFreq, kLastPass, kColumns };
 constexpr const char* kColumnNames[kColumns] = {"keys", "embedding", "state", "freq", "last_pass"};
 
-// One batch of rows split into the datasets' column buffers, plus per-column CRCs.
+// One batch of at most `capacity` rows split into the datasets' column buffers.
 struct Columns {
-  explicit Columns(int dim) : dim(dim) {}
+  Columns(int dim, size_t capacity)
+      : dim(dim), keys(capacity), emb(capacity * dim), state(capacity * dim), freq(capacity), last(capacity) {}
   int dim;
+  size_t n = 0;
   std::vector<uint64_t> keys;
   std::vector<float> emb, state;
   std::vector<uint32_t> freq, last;
-  uint32_t crc[kColumns] = {};
-  uint64_t bytes[kColumns] = {};
 
-  size_t size() const { return keys.size(); }
-  void Resize(size_t n) {
-    keys.resize(n);
-    emb.resize(n * dim);
-    state.resize(n * dim);
-    freq.resize(n);
-    last.resize(n);
-  }
   void* data(int c) {
     void* p[kColumns] = {keys.data(), emb.data(), state.data(), freq.data(), last.data()};
     return p[c];
   }
-  size_t col_bytes(int c) const {
-    return keys.size() * (c == kKeys ? 8 : c == kEmbedding || c == kState ? 4 * dim : 4);
-  }
-  void UpdateCrcs() {
+  size_t col_bytes(int c) const { return n * (c == kKeys ? 8 : c == kEmbedding || c == kState ? 4 * dim : 4); }
+};
+
+// The CRC32 of a rank file (format.h): per-column CRCs fed batch by batch in file order,
+// combined as if the five columns were concatenated.
+class FileCrc {
+ public:
+  void Add(Columns& cols) {
     for (int c = 0; c < kColumns; ++c) {
-      crc[c] = crc32_z(crc[c], static_cast<const Bytef*>(data(c)), col_bytes(c));
-      bytes[c] += col_bytes(c);
+      crc_[c] = crc32_z(crc_[c], static_cast<const Bytef*>(cols.data(c)), cols.col_bytes(c));
+      bytes_[c] += cols.col_bytes(c);
     }
   }
-  // CRC32 of the concatenation of all five columns' bytes (format.h).
-  uint32_t FileCrc() const {
-    uLong all = crc[0];
-    for (int c = 1; c < kColumns; ++c) all = crc32_combine64(all, crc[c], static_cast<z_off64_t>(bytes[c]));
+  uint32_t Value() const {
+    uLong all = crc_[0];
+    for (int c = 1; c < kColumns; ++c) all = crc32_combine64(all, crc_[c], static_cast<z_off64_t>(bytes_[c]));
     return static_cast<uint32_t>(all);
   }
+
+ private:
+  uLong crc_[kColumns] = {};
+  uint64_t bytes_[kColumns] = {};
 };
 
 hid_t ColumnType(int c) {
@@ -66,15 +71,23 @@ uint64_t ColumnCols(int c, int dim) { return c == kEmbedding || c == kState ? di
 
 uint64_t BatchRows(int dim) { return 4 * ChunkRows(dim); }
 
-Status WriteBatch(h5::Dataset* ds, Columns* cols) {
-  for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Append(cols->data(c), cols->size()));
-  cols->UpdateCrcs();
-  cols->Resize(0);
+// Starts writeback of what is dirty in the file so far (no wait), so the disk writes while
+// the next batches are encoded and the closing fsync has little left to do.
+void StartWriteback(int fd) {
+  if (fd >= 0) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+Status AppendBatch(h5::Dataset* ds, Columns* cols, int writeback_fd) {
+  h5::SilenceErrors();
+  for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Append(cols->data(c), cols->n));
+  StartWriteback(writeback_fd);
   return Status::OK();
 }
 
 }  // namespace
 
+// Two threads share the work: this one scans the store into one column batch and CRCs it
+// while a helper appends the previous batch to the datasets (HDF5's Fletcher32 and copies).
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      RowStore& store, uint32_t min_last_pass, RankFileInfo* info) {
   assert(store.row_bytes() == layout.bytes());
@@ -94,30 +107,50 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
     STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout.dim),
                                                chunk_rows, path + ": /rows/" + kColumnNames[c], &ds[c]));
   }
+  const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
   const size_t batch = BatchRows(layout.dim), d = layout.dim;
-  Columns cols(layout.dim);
+  Columns bufs[2] = {Columns(layout.dim, batch), Columns(layout.dim, batch)};
+  int cur = 0;
+  FileCrc crc;
   Status st;
-  STRATA_RETURN_IF_ERROR(store.Scan([&](uint64_t key, const uint8_t* row) {
+  std::future<Status> appending;  // of bufs[cur ^ 1]; declared last, so joined first
+  auto hand_off = [&] {
+    crc.Add(bufs[cur]);
+    if (appending.valid()) st = appending.get();
+    if (!st.ok()) return;
+    appending = std::async(std::launch::async, AppendBatch, ds, &bufs[cur], writeback_fd);
+    cur ^= 1;
+    bufs[cur].n = 0;
+  };
+  Status scan = store.Scan([&](uint64_t key, const uint8_t* row) {
     if (!st.ok() || layout.LastPass(row) < min_last_pass) return;
-    const size_t i = cols.size();
-    cols.Resize(i + 1);
+    Columns& cols = bufs[cur];
+    const size_t i = cols.n++;
     cols.keys[i] = key;
     std::memcpy(&cols.emb[i * d], RowLayout::Embedding(row), d * sizeof(float));
     std::memcpy(&cols.state[i * d], layout.State(row), d * sizeof(float));
     cols.freq[i] = layout.Freq(row);
     cols.last[i] = layout.LastPass(row);
-    if (cols.size() == batch) st = WriteBatch(ds, &cols);
-  }));
+    if (cols.n == batch) hand_off();
+  });
+  if (scan.ok() && st.ok() && bufs[cur].n > 0) hand_off();
+  if (appending.valid()) {
+    const Status last = appending.get();
+    if (st.ok()) st = last;
+  }
+  if (writeback_fd >= 0) ::close(writeback_fd);
+  STRATA_RETURN_IF_ERROR(scan);
   STRATA_RETURN_IF_ERROR(st);
-  STRATA_RETURN_IF_ERROR(WriteBatch(ds, &cols));
   info->rows = ds[kKeys].rows();
-  info->crc32 = cols.FileCrc();
+  info->crc32 = crc.Value();
   for (h5::Dataset& one : ds) one = h5::Dataset();
   STRATA_RETURN_IF_ERROR(group.Close(path));
   STRATA_RETURN_IF_ERROR(file.Close(path));
   return SyncPath(path);
 }
 
+// Two threads share the work: a helper reads the next batch from the datasets (HDF5's
+// Fletcher32 checks and copies) while this one CRCs, checks and hands over the current one.
 Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
                     const RowSink& sink) {
   assert(file_rank >= 0 && file_rank < meta.ranks);
@@ -144,15 +177,24 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
     }
   }
   const uint64_t batch = BatchRows(dim);
-  Columns cols(dim);
+  Columns bufs[2] = {Columns(dim, std::min(batch, expect.rows)), Columns(dim, std::min(batch, expect.rows))};
+  auto read_batch = [&ds, &expect, batch](uint64_t first, Columns* cols) {
+    h5::SilenceErrors();
+    cols->n = std::min(batch, expect.rows - first);
+    for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Read(first, cols->n, cols->data(c)));
+    return Status::OK();
+  };
+  FileCrc crc;
   std::vector<uint8_t> rows;
-  for (uint64_t first = 0; first < expect.rows; first += batch) {
-    const uint64_t n = std::min(batch, expect.rows - first);
-    cols.Resize(n);
-    for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Read(first, n, cols.data(c)));
-    cols.UpdateCrcs();
-    rows.resize(n * layout.bytes());
-    for (uint64_t i = 0; i < n; ++i) {
+  std::future<Status> reading;  // into bufs[cur]; declared last, so joined first
+  if (expect.rows > 0) reading = std::async(std::launch::async, read_batch, 0, &bufs[0]);
+  for (uint64_t first = 0, cur = 0; first < expect.rows; first += batch, cur ^= 1) {
+    STRATA_RETURN_IF_ERROR(reading.get());
+    if (first + batch < expect.rows) reading = std::async(std::launch::async, read_batch, first + batch, &bufs[cur ^ 1]);
+    Columns& cols = bufs[cur];
+    crc.Add(cols);
+    rows.resize(cols.n * layout.bytes());
+    for (uint64_t i = 0; i < cols.n; ++i) {
       if (OwnerRank(cols.keys[i], meta.ranks) != file_rank) {
         return Status::Corruption(path + ": row " + std::to_string(first + i) + " key " +
                                   std::to_string(cols.keys[i]) + " is not owned by rank " + std::to_string(file_rank));
@@ -163,12 +205,12 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
       layout.SetFreq(row, cols.freq[i]);
       layout.SetLastPass(row, cols.last[i]);
     }
-    STRATA_RETURN_IF_ERROR(sink(cols.keys.data(), n, rows.data()));
+    STRATA_RETURN_IF_ERROR(sink(cols.keys.data(), cols.n, rows.data()));
   }
-  if (cols.FileCrc() != expect.crc32) {
+  if (crc.Value() != expect.crc32) {
     char msg[128];
     std::snprintf(msg, sizeof msg, ": CRC32 %08x, %s says %08x (a file of another checkpoint or rank?)",
-                  cols.FileCrc(), kMetaFileName, expect.crc32);
+                  crc.Value(), kMetaFileName, expect.crc32);
     return Status::Corruption(path + msg);
   }
   return Status::OK();

@@ -9,15 +9,18 @@
 //   ckpt read    ReadMeta, then LoadOwnedRows for both ranks into a sink that checksums
 //                the rows; the checkpoint's files are first dropped from the page cache
 //                (posix_fadvise DONTNEED after fsync), and mincore says whether that worked
-// Bandwidths are model bytes over seconds; figures are medians over the rounds. The read
+// Bandwidths are checkpoint bytes on disk (rows, keys and HDF5 overhead) over seconds; the
+// per-run lines add the CPU seconds of each phase. Figures are medians over the rounds. The read
 // is checked: every row comes back once with the bytes that were written. The last line
 // is, for scripts:
 //   ckpt_bench: write_fraction=X read_fraction=Y model_gb=Z
-// Every file is removed at the end. Peak memory is about twice the model (the stores).
+// Each checkpoint is deleted after its read, outside the timed regions, and everything is
+// removed at the end. Peak memory is about 1.4 times the model (the stores' hash maps).
 //
 //   build/bench/ckpt_bench [--gb 2] [--dim 16] [--dir .] [--runs 3]
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +50,16 @@ constexpr int kRanks = 2;
 constexpr size_t kIoBytes = 4 << 20;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+// CPU seconds (user, system) this process has used, to tell CPU-bound phases from waits.
+struct Cpu {
+  double user = 0, sys = 0;
+  static Cpu Now() {
+    struct rusage ru;
+    ::getrusage(RUSAGE_SELF, &ru);
+    return {ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6};
+  }
+  Cpu operator-(const Cpu& o) const { return {user - o.user, sys - o.sys}; }
+};
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "ckpt_bench: %s\n", what.c_str());
@@ -189,7 +202,8 @@ ckpt::CheckpointMeta MakeMeta(const Model& m) {
   return meta;
 }
 
-// Full checkpoint of the model as pass `pass`; returns seconds.
+// Full checkpoint of the model as pass `pass`, keeping the others (the caller deletes them
+// outside the timed region); returns seconds.
 double WriteCheckpoint(Model& m, const std::string& dir, int64_t pass) {
   const auto t = Clock::now();
   ckpt::CheckpointMeta meta = MakeMeta(m);
@@ -197,7 +211,7 @@ double WriteCheckpoint(Model& m, const std::string& dir, int64_t pass) {
   const std::string name = ckpt::CheckpointName(pass), tmp = dir + "/" + ckpt::TmpName(name);
   for (int r = 0; r < kRanks; ++r) Check(ckpt::WriteRankRows(tmp, r, m.layout, *m.stores[r], 0, &meta.rank_files[r]));
   Check(ckpt::WriteMeta(tmp, meta));
-  Check(ckpt::PublishCheckpoint(dir, ckpt::TmpName(name), name, 1));
+  Check(ckpt::PublishCheckpoint(dir, ckpt::TmpName(name), name, 0));
   return Since(t);
 }
 
@@ -253,26 +267,35 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(m.rows), m.layout.bytes(), dim, m.bytes() / 1e9, kRanks, Since(t));
 
   std::vector<double> disk_w, disk_r, ckpt_w, ckpt_r;
+  uint64_t file_bytes = 0;
   for (int run = 0; run < runs; ++run) {
     const auto [dw, dr] = DiskBandwidth(root + "/seq.tmp", static_cast<uint64_t>(m.bytes()));
+    Cpu cpu = Cpu::Now();
     const double ws = WriteCheckpoint(m, root + "/ckpt", run + 1);
+    const Cpu write_cpu = Cpu::Now() - cpu;
     const std::string ckpt_path = root + "/ckpt/" + ckpt::CheckpointName(run + 1);
-    const uint64_t file_bytes = DirBytes(ckpt_path);
+    file_bytes = DirBytes(ckpt_path);
     const double resident = DropFromPageCache(ckpt_path);
+    cpu = Cpu::Now();
     const double rs = ReadCheckpoint(m, ckpt_path);
+    const Cpu read_cpu = Cpu::Now() - cpu;
+    fs::remove_all(ckpt_path, ec);  // untimed: the next write measures writing, not deleting
     disk_w.push_back(dw / 1e9);
     disk_r.push_back(dr / 1e9);
-    ckpt_w.push_back(m.bytes() / ws / 1e9);
-    ckpt_r.push_back(m.bytes() / rs / 1e9);
-    std::printf("run %d: disk write %.2f GB/s read %.2f GB/s | checkpoint (%.2f GB on disk) write %.2f s = %.2f GB/s, "
-                "read %.2f s = %.2f GB/s | page cache drop before the read: %.1f%% of pages still resident (%s)\n",
-                run + 1, disk_w.back(), disk_r.back(), file_bytes / 1e9, ws, ckpt_w.back(), rs, ckpt_r.back(),
+    ckpt_w.push_back(file_bytes / ws / 1e9);
+    ckpt_r.push_back(file_bytes / rs / 1e9);
+    std::printf("run %d: disk write %.2f GB/s, read %.2f GB/s | checkpoint write %.2f s (cpu user %.2f s, sys %.2f s) = "
+                "%.2f GB/s, read %.2f s (cpu user %.2f s, sys %.2f s) = %.2f GB/s | page cache drop before the read: %.1f%% of pages still "
+                "resident (%s)\n",
+                run + 1, disk_w.back(), disk_r.back(), ws, write_cpu.user, write_cpu.sys, ckpt_w.back(), rs, read_cpu.user,
+                read_cpu.sys, ckpt_r.back(),
                 100 * resident, resident < 0.01 ? "read came from disk" : "drop did NOT work, read partly cached");
   }
   fs::remove_all(root, ec);
 
   const double w = Median(ckpt_w), r = Median(ckpt_r), dw = Median(disk_w), dr = Median(disk_r);
-  std::printf("medians of %d runs (GB/s of model rows):\n", runs);
+  std::printf("medians of %d runs (GB/s of checkpoint bytes: %.2f GB on disk for %.2f GB of rows):\n", runs,
+              file_bytes / 1e9, m.bytes() / 1e9);
   std::printf("  %-34s %6.2f GB/s\n", "disk sequential write (O_DIRECT)", dw);
   std::printf("  %-34s %6.2f GB/s\n", "checkpoint write (fsynced)", w);
   std::printf("  %-34s %6.2f GB/s\n", "disk sequential read (O_DIRECT)", dr);

@@ -20,7 +20,7 @@
 // then every rank calls LoadOwnedRows and Puts the rows it is handed into its store.
 //
 // Every error is a Status naming the file and dataset (HDF5's own error printing is
-// switched off process-wide on first use). Thread safety: functions may run concurrently
+// switched off on first use in each thread). Thread safety: functions may run concurrently
 // on different files (the HDF5 build is thread-safe and serializes its calls).
 #pragma once
 
