@@ -57,6 +57,12 @@ for topo in 1x4 4x1; do
   same_as_full "re$topo"
 done
 
+# A resume that would change the model's shape, or W, is refused naming the flag.
+out=$(train shape 2 2 --resume="$second" --embedding-dim 16 2>&1) && die "a resume with another --embedding-dim ran"
+grep -q -- "--embedding-dim 8 in the checkpoint, 16 now" "$dir/shape.log" || { cat "$dir/shape.log"; die "no clear refusal of --embedding-dim"; }
+out=$(train workers 2 3 --resume="$second" 2>&1) && die "a resume with another W ran"
+grep -q -- "written by 4 workers, this job has 6" "$dir/workers.log" || { cat "$dir/workers.log"; die "no clear refusal of W"; }
+
 # Every file is HDF5 that h5dump reads; verify passes on good checkpoints.
 for f in "$dir"/ck-full/*/*.h5 "$dir"/deltas/*/*.h5; do h5dump -H "$f" >/dev/null || die "h5dump -H $f"; done
 "$INSPECT" verify "$dir/ck-full" >/dev/null || die "verify failed on a good checkpoint"
