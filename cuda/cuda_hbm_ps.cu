@@ -196,16 +196,12 @@ class CudaHbmPs final : public HbmPs {
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
     Worker& w = *workers_[worker];
     const int B = batch.num_examples, dim = spec_.embedding_dim;
-    out->examples = B;
-    out->dense.resize(mlp_.num_params());
     if (B == 0) {
-      out->keys.clear();
-      out->grads.clear();
-      out->counts.clear();
-      std::fill(out->dense.begin(), out->dense.end(), 0.0f);
-      out->loss_sum = 0;
+      out->SetEmpty(mlp_.num_params());
       return Status::OK();
     }
+    out->examples = B;
+    out->dense.resize(mlp_.num_params());
     DeviceScope scope(w.device);
     STRATA_RETURN_IF_ERROR(Forward(w, batch));
     STRATA_RETURN_IF_ERROR(Upload(batch.labels.data(), B, w.stream, &w.labels));

@@ -68,16 +68,12 @@ class HostHbmPs final : public HbmPs {
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
     Worker& w = workers_[worker];
     const int B = batch.num_examples;
-    out->examples = B;
-    out->dense.resize(mlp_.num_params());
     if (B == 0) {
-      out->keys.clear();
-      out->grads.clear();
-      out->counts.clear();
-      std::fill(out->dense.begin(), out->dense.end(), 0.0f);
-      out->loss_sum = 0;
+      out->SetEmpty(mlp_.num_params());
       return Status::OK();
     }
+    out->examples = B;
+    out->dense.resize(mlp_.num_params());
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
     w.logits.resize(B);
     mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data());

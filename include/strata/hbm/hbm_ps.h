@@ -34,6 +34,16 @@ struct WorkerGrads {
   std::vector<float> dense;      // (num_dense_params) gradient of the dense parameters
   double loss_sum = 0;           // sum of per-example logloss (unscaled)
   int examples = 0;
+
+  // The gradients of an empty batch (a worker whose chunk ran out before the pass did).
+  void SetEmpty(size_t num_dense_params) {
+    keys.clear();
+    grads.clear();
+    counts.clear();
+    dense.assign(num_dense_params, 0.0f);
+    loss_sum = 0;
+    examples = 0;
+  }
 };
 
 // The dense model: MLP parameters (Mlp layout) and the dense optimizer's state.
