@@ -65,7 +65,8 @@ deps:
 
 $(BUILD)/libstrata.a: $(LIB_OBJS) $(CUDA_OBJS)
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	@echo "AR   $@"
+	@ar rcs $@ $^
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
@@ -78,23 +79,29 @@ $(BUILD)/obj/%.o: %.cu
 	@$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/strata-train: $(BUILD)/obj/src/main.o $(BUILD)/libstrata.a
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/strata-datagen: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/datagen/*.cpp)) $(BUILD)/libstrata.a
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/strata-inspect: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/inspect/*.cpp)) $(BUILD)/libstrata.a
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/tools/bench/%.o $(BUILD)/libstrata.a
 	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) $(if $(findstring ssd_bench,$@),-lrocksdb)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) $(if $(findstring ssd_bench,$@),-lrocksdb)
 
 $(BUILD)/strata-unit-tests: $(UNIT_OBJS) $(BUILD)/libstrata.a
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/strata-mpi-tests: $(MPI_TEST_OBJS) $(BUILD)/libstrata.a
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "LD   $@"
+	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 # Installs deps if missing, builds, generates synthetic data and trains it on 2 ranks.
 run: deps
