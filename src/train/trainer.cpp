@@ -286,24 +286,20 @@ class Job {
   }
 
   // Final rows go home; the owner stores them and retires the pass from the in-flight set
-  // in one step under the store lock, so a concurrent pull sees either the old row with
-  // the flag or the new row without it.
+  // under one hold of the store lock, so a concurrent pull sees either the old row with the
+  // flag or the new row without it. The lock is held across the exchange's collectives;
+  // that cannot deadlock, since Serve never holds it across one.
   Status PushBack(PassData* pass) {
-    const size_t rb = layout_.bytes();
-    prev_rows_.resize(pass->keys.size() * rb);
+    prev_rows_.resize(pass->keys.size() * layout_.bytes());
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(hbm_->Export(pass->keys.data(), pass->keys.size(), prev_rows_.data())));
-    std::vector<uint64_t> home_keys;
-    std::vector<uint8_t> home_rows;
-    STRATA_RETURN_IF_ERROR(exchange_.PushBack(*pass->routing, prev_rows_.data(),
-        [&](const uint64_t* k, size_t n, const uint8_t* r) {
-          home_keys.insert(home_keys.end(), k, k + n);
-          home_rows.insert(home_rows.end(), r, r + n * rb);
-          return Status::OK();
-        }));
     Status local;
     {
       std::lock_guard lock(store_mu_);
-      local = stores_.store->Put(home_keys.data(), home_keys.size(), home_rows.data());
+      STRATA_RETURN_IF_ERROR(exchange_.PushBack(*pass->routing, prev_rows_.data(),
+          [&](const uint64_t* k, size_t n, const uint8_t* r) {
+            if (local.ok()) local = stores_.store->Put(k, n, r);
+            return Status::OK();  // a local store error is agreed on below, after the collective
+          }));
       in_flight_.erase(pass->pass);
       if (local.ok() && stores_.mem) local = stores_.mem->UnpinPass(pass->pass);
     }
