@@ -15,7 +15,8 @@
 #   ssd               $BUILD/bench/ssd_bench (SSD-PS against RocksDB) at BENCH_SSD_KEYS (default
 #                     2000000) keys: throughput ratios, amplifications, sequential write fraction
 #   cache_policy      $BUILD/bench/cache_sim on the real Criteo sample: MEM-PS policy against LRU
-#                     and Belady at 5, 10 and 20% of the distinct keys (skipped when absent)
+#                     and Belady at 5, 10 and 20% of the distinct keys, with the announced next
+#                     pass (as the trainer runs it) and without (skipped when absent)
 #   pipeline          strata-train with the pipeline on and off on a run whose pulls read the
 #                     SSD-PS and take about as long as training: speedup and overlap efficiency
 #   larger_than_memory  a BENCH_LTM_GB (default 8) GiB model trained with --mem-cache-gb 1 and
@@ -210,18 +211,21 @@ section_cache_policy() {
     summary_add "cache memps / belady" "skipped (no data)"
     return 0
   fi
-  local log=$WORK/cache.log model flag cap memps lru belady
-  for model in "per pass:" "per example:--per-example"; do
+  local log=$WORK/cache.log model flag cap memps lru belady bar lru_bar
+  for model in "per pass:" "per example:--per-example" "per pass, no lookahead:--lookahead 0"; do
     flag=${model#*:}; model=${model%%:*}
-    echo "  access model: one access $([ -n "$flag" ] && echo "per key per example" || echo "per distinct key per pass (the trainer's pull)")"
+    echo "  access model: $model ($([ "$flag" = --per-example ] && echo "one access per key per example" \
+      || echo "one access per distinct key per pass, the trainer's pull"))"
     "$BUILD/bench/cache_sim" --input "$sample" --pass-examples 10000 --capacities 0.05,0.10,0.20 \
       $flag >"$log" 2>&1 || { tail -20 "$log" >&2; die "cache_sim failed"; }
     sed 's/^/    /' "$log"
     for cap in 5.0 10.0 20.0; do
       read -r memps lru belady < <(awk -v c="$cap%" '$1 == c {print $3, $4, $5}' "$log") \
         || die "no $cap% row in $log"
-      summary_add "cache $model ${cap%.0}%: memps / belady (bar >= 0.9)" "$(ratio "$memps" "$belady")"
-      summary_add "cache $model ${cap%.0}%: memps / lru (bar > 1)" "$(ratio "$memps" "$lru")"
+      bar=" (bar >= 0.9)"; lru_bar=" (bar > 1)"
+      [ "$flag" = "--lookahead 0" ] && { bar=" (reference)"; lru_bar=" (reference)"; }
+      summary_add "cache $model ${cap%.0}%: memps / belady$bar" "$(ratio "$memps" "$belady")"
+      summary_add "cache $model ${cap%.0}%: memps / lru$lru_bar" "$(ratio "$memps" "$lru")"
     done
   done
 }

@@ -10,20 +10,32 @@
 #include "strata/common/partition.h"
 
 namespace strata {
+namespace {
+
+// The keys' wire messages to their owners, in the keys' order; position (optional) gets,
+// per owner, the index in keys of each key sent there.
+std::vector<std::string> KeysByOwner(const std::vector<uint64_t>& keys, int ranks,
+                                     std::vector<std::vector<size_t>>* position) {
+  std::vector<std::string> send(ranks);
+  if (position) position->assign(ranks, {});
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int owner = OwnerRank(keys[i], ranks);
+    wire::Put(&send[owner], keys[i]);
+    if (position) (*position)[owner].push_back(i);
+  }
+  return send;
+}
+
+}  // namespace
 
 Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& serve,
                            std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
                            PassRouting* routing) {
   if (comm_->size() == 1) return PullLocal(keys, serve, rows, flags, routing);
   const int ranks = comm_->size();
-  std::vector<std::string> send(ranks), recv;
-  std::vector<std::vector<size_t>> position(ranks);  // where each sent key's row goes
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const int owner = OwnerRank(keys[i], ranks);
-    wire::Put(&send[owner], keys[i]);
-    position[owner].push_back(i);
-  }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+  std::vector<std::string> recv;
+  std::vector<std::vector<size_t>> position;  // where each sent key's row goes
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(KeysByOwner(keys, ranks, &position), &recv));
 
   // Owner side: serve every requested key, note subscribers and pick returners.
   std::vector<std::string> reply(ranks);
@@ -77,6 +89,18 @@ Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& s
       (*flags)[i] = in.Get<uint8_t>();
       std::memcpy(rows->data() + i * row_bytes_, in.Take(row_bytes_), row_bytes_);
     }
+  }
+  return Status::OK();
+}
+
+Status ParamExchange::Announce(const std::vector<uint64_t>& keys, const KeySink& tell) {
+  if (comm_->size() == 1) return tell(keys.data(), keys.size());
+  std::vector<std::string> recv;
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(KeysByOwner(keys, comm_->size(), nullptr), &recv));
+  for (const std::string& r : recv) {
+    std::vector<uint64_t> told(r.size() / sizeof(uint64_t));
+    std::memcpy(told.data(), r.data(), r.size());
+    STRATA_RETURN_IF_ERROR(tell(told.data(), told.size()));
   }
   return Status::OK();
 }

@@ -1,11 +1,56 @@
-// CachePolicy: the hash index, the pin lists and the indexed min-heap of eviction
-// candidates (see strata/mem/cache_policy.h for the order it keeps).
+// CachePolicy: the hash index, the pin sets and lists, and the two indexed min-heaps of
+// unpinned and pinned rows (see strata/mem/cache_policy.h for the order they keep).
 #include "strata/mem/cache_policy.h"
 
+#include <algorithm>
+#include <bit>
 #include <cassert>
+#include <iterator>
 #include <utility>
 
 namespace strata {
+
+namespace {
+
+constexpr uint64_t kWindowMask = CachePolicy::kPinWindow - 1;
+static_assert((CachePolicy::kPinWindow & kWindowMask) == 0, "the pin window is a power of two");
+
+uint64_t Bit(int pass) { return uint64_t{1} << (static_cast<uint64_t>(pass) & kWindowMask); }
+
+}  // namespace
+
+void CachePolicy::PinSet::Add(int pass) {
+  assert(pass >= 0);
+  assert(bits == 0 || (pass > newest - kPinWindow && FirstAfter(newest - kPinWindow) > pass - kPinWindow));
+  bits |= Bit(pass);
+  newest = std::max(newest, pass);
+}
+
+bool CachePolicy::PinSet::Has(int pass) const {
+  return bits != 0 && pass <= newest && pass > newest - kPinWindow && (bits & Bit(pass)) != 0;
+}
+
+void CachePolicy::PinSet::Remove(int pass) {
+  bits &= ~Bit(pass);
+  assert(bits == 0 || pass < newest);  // passes are released oldest first
+  if (bits == 0) newest = -1;
+}
+
+int CachePolicy::PinSet::FirstAfter(int pass) const {
+  if (bits == 0) return kNoUse;
+  const int lo = std::max(pass + 1, newest - kPinWindow + 1);
+  if (lo > newest) return kNoUse;
+  // Rotate bit (lo mod window) down to bit 0, keep the bits of passes lo..newest.
+  uint64_t m = std::rotr(bits, static_cast<int>(static_cast<uint64_t>(lo) & kWindowMask));
+  const int span = newest - lo + 1;
+  if (span < kPinWindow) m &= (uint64_t{1} << span) - 1;
+  return m == 0 ? kNoUse : lo + std::countr_zero(m);
+}
+
+template <typename F>
+void CachePolicy::PinSet::ForEach(F&& f) const {
+  for (int p = FirstAfter(newest - kPinWindow); p != kNoUse; p = FirstAfter(p)) f(p);
+}
 
 void CachePolicy::BeginPass(int pass) {
   assert(pass >= pass_);
@@ -27,12 +72,19 @@ CachePolicy::Handle CachePolicy::Insert(uint64_t key, uint32_t payload) {
     assert(h != kNone);
     entries_.emplace_back();
   }
-  entries_[h] = Entry{};
-  entries_[h].key = key;
-  entries_[h].payload = payload;
-  entries_[h].stamp = ++clock_;
+  Entry& e = entries_[h];
+  e = Entry{};
+  e.key = key;
+  e.payload = payload;
+  e.stamp = ++clock_;
   [[maybe_unused]] bool inserted = index_.emplace(key, h).second;
   assert(inserted);
+  auto pending = pending_.find(key);
+  if (pending != pending_.end()) {
+    e.set_pin_set(pending->second);
+    pending->second.ForEach([&](int p) { pins_[p].push_back(h); });
+    pending_.erase(pending);
+  }
   HeapPush(h);
   return h;
 }
@@ -42,7 +94,7 @@ void CachePolicy::Touch(Handle h, uint64_t freq) {
   e.freq = freq;
   e.stamp = ++clock_;
   e.last_pass = pass_;
-  if (e.heap_pos != kNotInHeap) HeapFix(h);
+  HeapFix(h);
 }
 
 uint64_t CachePolicy::PassCount(Handle h) const {
@@ -52,14 +104,23 @@ uint64_t CachePolicy::PassCount(Handle h) const {
 
 void CachePolicy::Pin(Handle h, int pass) {
   assert(pass > unpinned_through_);
-  Entry& e = entries_[h];
-  if (e.pin_pass == kUnpinned) {
-    HeapErase(h);
-    e.pin_pass = pass;
-  } else if (pass > e.pin_pass) {
-    e.pin_pass = pass;
-  }
+  PinSet pins = entries_[h].pin_set();
+  if (pins.Has(pass)) return;
+  pins.Add(pass);
+  HeapErase(h);
+  entries_[h].set_pin_set(pins);
+  HeapPush(h);
   pins_[pass].push_back(h);
+}
+
+void CachePolicy::PinKey(uint64_t key, int pass) {
+  assert(pass > unpinned_through_);
+  const Handle h = Find(key);
+  if (h != kNone) {
+    Pin(h, pass);
+  } else {
+    pending_[key].Add(pass);
+  }
 }
 
 void CachePolicy::UnpinPass(int pass) {
@@ -67,21 +128,33 @@ void CachePolicy::UnpinPass(int pass) {
   unpinned_through_ = pass;
   // Passes below `pass` were unpinned already, so every list here is `pass`'s or later.
   auto it = pins_.find(pass);
-  if (it == pins_.end()) return;
-  for (Handle h : it->second) {
-    Entry& e = entries_[h];
-    if (e.pin_pass != pass) continue;  // pinned for a later pass too, or released already
-    e.pin_pass = kUnpinned;
-    HeapPush(h);
+  if (it != pins_.end()) {
+    for (Handle h : it->second) {
+      PinSet pins = entries_[h].pin_set();
+      if (!pins.Has(pass)) continue;  // evicted since, or listed twice
+      HeapErase(h);
+      pins.Remove(pass);
+      entries_[h].set_pin_set(pins);
+      HeapPush(h);
+    }
+    pins_.erase(it);
   }
-  pins_.erase(it);
+  for (auto pending = pending_.begin(); pending != pending_.end();) {
+    if (pending->second.Has(pass)) pending->second.Remove(pass);
+    pending = pending->second.bits == 0 ? pending_.erase(pending) : std::next(pending);
+  }
 }
 
-bool CachePolicy::PopVictim(Victim* out) {
-  if (heap_.empty()) return false;
-  Handle h = heap_[0];
+bool CachePolicy::PopVictim(Victim* out, Pins pins) {
+  Handle h = heap_.empty() ? kNone : heap_[0];
+  if (pins == Pins::kMayEvict && !pinned_heap_.empty() && (h == kNone || Before(pinned_heap_[0], h))) {
+    h = pinned_heap_[0];
+  }
+  if (h == kNone) return false;
   HeapErase(h);
   Entry& e = entries_[h];
+  if (e.pins != 0) pending_[e.key] = e.pin_set();
+  e.set_pin_set(PinSet{});
   out->key = e.key;
   out->payload = e.payload;
   index_.erase(e.key);
@@ -92,60 +165,65 @@ bool CachePolicy::PopVictim(Victim* out) {
 bool CachePolicy::Before(Handle a, Handle b) const {
   const Entry& x = entries_[a];
   const Entry& y = entries_[b];
+  const int x_use = NextUse(x), y_use = NextUse(y);
+  if (x_use != y_use) return x_use > y_use;
   if (x.freq != y.freq) return x.freq < y.freq;
   return x.stamp > y.stamp;
 }
 
 void CachePolicy::HeapPush(Handle h) {
   assert(entries_[h].heap_pos == kNotInHeap);
-  heap_.push_back(h);
-  Place(static_cast<uint32_t>(heap_.size() - 1), h);
-  SiftUp(entries_[h].heap_pos);
+  std::vector<Handle>& heap = HeapOf(h);
+  heap.push_back(h);
+  Place(heap, static_cast<uint32_t>(heap.size() - 1), h);
+  SiftUp(heap, entries_[h].heap_pos);
 }
 
 void CachePolicy::HeapErase(Handle h) {
-  uint32_t pos = entries_[h].heap_pos;
+  std::vector<Handle>& heap = HeapOf(h);
+  const uint32_t pos = entries_[h].heap_pos;
   assert(pos != kNotInHeap);
-  Handle last = heap_.back();
-  heap_.pop_back();
+  const Handle last = heap.back();
+  heap.pop_back();
   entries_[h].heap_pos = kNotInHeap;
   if (last == h) return;
-  Place(pos, last);
+  Place(heap, pos, last);
   HeapFix(last);
 }
 
 void CachePolicy::HeapFix(Handle h) {
-  SiftUp(entries_[h].heap_pos);
-  SiftDown(entries_[h].heap_pos);
+  std::vector<Handle>& heap = HeapOf(h);
+  SiftUp(heap, entries_[h].heap_pos);
+  SiftDown(heap, entries_[h].heap_pos);
 }
 
-void CachePolicy::SiftUp(uint32_t pos) {
-  Handle h = heap_[pos];
+void CachePolicy::SiftUp(std::vector<Handle>& heap, uint32_t pos) {
+  const Handle h = heap[pos];
   while (pos > 0) {
-    uint32_t parent = (pos - 1) / 2;
-    if (!Before(h, heap_[parent])) break;
-    Place(pos, heap_[parent]);
+    const uint32_t parent = (pos - 1) / 2;
+    if (!Before(h, heap[parent])) break;
+    Place(heap, pos, heap[parent]);
     pos = parent;
   }
-  Place(pos, h);
+  Place(heap, pos, h);
 }
 
-void CachePolicy::SiftDown(uint32_t pos) {
-  Handle h = heap_[pos];
-  const uint32_t n = static_cast<uint32_t>(heap_.size());
+void CachePolicy::SiftDown(std::vector<Handle>& heap, uint32_t pos) {
+  const Handle h = heap[pos];
+  const uint32_t n = static_cast<uint32_t>(heap.size());
   for (;;) {
     uint32_t child = 2 * pos + 1;
     if (child >= n) break;
-    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
-    if (!Before(heap_[child], h)) break;
-    Place(pos, heap_[child]);
+    if (child + 1 < n && Before(heap[child + 1], heap[child])) ++child;
+    if (!Before(heap[child], h)) break;
+    Place(heap, pos, heap[child]);
     pos = child;
   }
-  Place(pos, h);
+  Place(heap, pos, h);
 }
 
-void CachePolicy::Place(uint32_t pos, Handle h) {
-  heap_[pos] = h;
+void CachePolicy::Place(std::vector<Handle>& heap, uint32_t pos, Handle h) {
+  heap[pos] = h;
   entries_[h].heap_pos = pos;
 }
 

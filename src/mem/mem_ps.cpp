@@ -39,7 +39,6 @@ struct Stripe {
   CachePolicy policy;  // key -> slot (the payload), eviction order, pins
   RowArena arena;
   std::vector<uint8_t> flags;  // per arena slot: kDirty | kInBacking
-  std::unordered_map<uint64_t, int> pending_pins;  // uncached key -> largest pass pinning it
   BloomFilter bloom;
   uint64_t dirty = 0;
   uint64_t hits = 0, misses = 0, bloom_skips = 0, backing_lookups = 0, backing_rows_read = 0;
@@ -184,13 +183,7 @@ class MemPsImpl final : public MemPs {
     for (size_t i = 0; i < n; ++i) {
       Stripe& s = StripeOf(keys[i]);
       std::lock_guard lock(s.mu);
-      Handle h = s.policy.Find(keys[i]);
-      if (h != CachePolicy::kNone) {
-        s.policy.Pin(h, pass);
-      } else {
-        int& p = s.pending_pins[keys[i]];
-        p = std::max(p, pass);
-      }
+      s.policy.PinKey(keys[i], pass);
     }
   }
 
@@ -198,7 +191,6 @@ class MemPsImpl final : public MemPs {
     for (auto& sp : stripes_) {
       std::lock_guard lock(sp->mu);
       sp->policy.UnpinPass(pass);
-      std::erase_if(sp->pending_pins, [&](const auto& kv) { return kv.second <= pass; });
     }
     return Trim();
   }
@@ -285,11 +277,6 @@ class MemPsImpl final : public MemPs {
     s.dirty += (flags & kDirty) ? 1 : 0;
     Handle h = s.policy.Insert(key, slot);
     s.policy.Touch(h, Frequency(s, h, row));
-    auto pin = s.pending_pins.find(key);
-    if (pin != s.pending_pins.end()) {
-      s.policy.Pin(h, pin->second);
-      s.pending_pins.erase(pin);
-    }
   }
 
   // Evicts every stripe down to its capacity, writing dirty victims in batches.

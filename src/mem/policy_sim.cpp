@@ -47,14 +47,21 @@ KeyTrace KeyTraceBuilder::Finish() {
   return out;
 }
 
-SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq) {
+SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq, int lookahead) {
   SimResult r;
   r.accesses = trace.accesses();
   CachePolicy policy;
   std::unordered_map<uint64_t, uint64_t> counter;  // the rows' counters, cached or not
   CachePolicy::Victim victim;
-  for (size_t p = 0; p < trace.passes(); ++p) {
-    policy.BeginPass(static_cast<int>(p));
+  const int passes = static_cast<int>(trace.passes());
+  auto pin_pass = [&](int q) {
+    if (q >= passes) return;
+    for (size_t i = trace.pass_begin[q]; i < trace.pass_begin[q + 1]; ++i) policy.PinKey(trace.keys[i], q);
+  };
+  for (int q = 0; q < lookahead; ++q) pin_pass(q);
+  for (int p = 0; p < passes; ++p) {
+    policy.BeginPass(p);
+    pin_pass(p + lookahead);
     for (size_t i = trace.pass_begin[p]; i < trace.pass_begin[p + 1]; ++i) {
       const uint64_t key = trace.keys[i];
       uint64_t& count = counter[key];
@@ -66,9 +73,10 @@ SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq)
         h = policy.Insert(key, 0);
       }
       policy.Touch(h, freq == FreqSource::kRowCounter ? count : policy.PassCount(h));
-      while (policy.size() > capacity && policy.PopVictim(&victim)) {
+      while (policy.size() > capacity && policy.PopVictim(&victim, CachePolicy::Pins::kMayEvict)) {
       }
     }
+    policy.UnpinPass(p);
   }
   return r;
 }

@@ -2,6 +2,7 @@
 #include "strata/train/options.h"
 
 #include <cxxopts.hpp>
+#include <fmt/format.h>
 
 #include <charconv>
 #include <fstream>
@@ -46,7 +47,7 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("mem-cache-gb", "MEM-PS DRAM budget per rank in GB (fractions allowed); 0: every row in DRAM, no SSD tier", cxxopts::value<std::string>()->default_value("0"))
       ("ssd-dir", "directory of the SSD-PS files (one subfolder per rank)", cxxopts::value<std::string>()->default_value(d.ssd_dir))
       ("ssd-compact-threshold", "stale fraction of an SSD-PS segment that triggers its compaction", cxxopts::value<std::string>()->default_value("0.5"))
-      ("prefetch-passes", "passes read, pulled and staged ahead of training", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
+      ("prefetch-passes", "passes pulled and staged ahead of training (the Read stage runs one further)", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
       ("pipeline", "on: the stages overlap; off: they run in sequence", cxxopts::value<std::string>()->default_value("on"))
       ("checkpoint-dir", "directory of checkpoints (one is written at the end)", cxxopts::value<std::string>()->default_value(""))
       ("checkpoint-every-passes", "also checkpoint every N passes (0: only at the end)", cxxopts::value<std::string>()->default_value("0"))
@@ -152,6 +153,12 @@ Status Validate(TrainOptions* o) {
     return Status::InvalidArgument("--ssd-compact-threshold must be in (0, 1)");
   }
   STRATA_RETURN_IF_ERROR(Positive("prefetch-passes", o->prefetch_passes));
+  // The passes pinned at once (training, pulled ahead, read ahead) must fit the MEM-PS pin
+  // window (strata/mem/cache_policy.h).
+  if (o->prefetch_passes > kMaxPrefetchPasses) {
+    return Status::InvalidArgument(fmt::format("--prefetch-passes must be at most {}, got {}", kMaxPrefetchPasses,
+                                               o->prefetch_passes));
+  }
   if (o->checkpoint_every_passes < 0) return Status::InvalidArgument("--checkpoint-every-passes must be >= 0");
   STRATA_RETURN_IF_ERROR(Positive("keep-checkpoints", o->keep_checkpoints));
   if (!o->export_delta_dir.empty() && o->checkpoint_dir.empty()) {

@@ -21,7 +21,7 @@ struct PassData {
   std::vector<std::vector<Batch>> batches;      // per local worker
   std::vector<uint64_t> lines_after;            // per local worker: chunk lines read after this pass
   std::vector<uint64_t> keys;                   // distinct keys of the local batches
-  std::vector<uint8_t> rows;                    // (keys, row bytes) as pulled
+  std::vector<uint8_t> rows;                    // (keys, row bytes) as pulled; freed once in the HBM-PS
   std::vector<uint8_t> in_flight;               // per key: an earlier pass still held it when pulled
   std::shared_ptr<PassRouting> routing;
   double read_s = 0, pull_s = 0, stage_s = 0;

@@ -46,9 +46,14 @@ Status PassPipeline::Start(const TrainOptions& options, const ShardPlan& plan, C
   p->exchange_ = std::make_unique<ParamExchange>(pull_comm, layout.bytes(), options.model.embedding_dim);
   STRATA_RETURN_IF_ERROR(world->AgreeOn(p->OpenReaders(from)));
   if (threaded) {
+    if (hooks.announce) {
+      p->read_exchange_ = std::make_unique<ParamExchange>(p->read_comm_.get(), layout.bytes(),
+                                                          options.model.embedding_dim);
+    }
     const size_t depth = static_cast<size_t>(std::max(1, options.prefetch_passes));
-    p->slots_.release(static_cast<std::ptrdiff_t>(depth));
-    p->read_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
+    p->read_slots_.release(static_cast<std::ptrdiff_t>(depth + 1));
+    p->pull_slots_.release(static_cast<std::ptrdiff_t>(depth));
+    p->read_q_ = std::make_unique<BoundedQueue<PassData>>(depth + 1);
     p->pull_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
     p->ready_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
     PassPipeline* self = p.get();
@@ -78,10 +83,11 @@ PassData PassPipeline::Next() {
   PassData p;
   if (threaded_) {
     if (!ready_q_->Pop(&p)) return Failed(Status::InvalidArgument("pipeline stopped"));
-    slots_.release();
+    read_slots_.release();
+    pull_slots_.release();
     return p;
   }
-  Read(world_, &p);
+  Read(world_, nullptr, &p);
   if (p.error.ok() && !p.last) Pull(world_, exchange_.get(), &p);
   if (p.error.ok() && !p.last) StageIn(&p);
   return p;
@@ -90,7 +96,8 @@ PassData PassPipeline::Next() {
 void PassPipeline::Stop() {
   if (!threaded_ || threads_.empty()) return;
   stop_ = true;
-  slots_.release(1 << 10);  // wakes a Read waiting for a slot
+  read_slots_.release(1 << 10);  // wakes a Read or Pull waiting for a slot
+  pull_slots_.release(1 << 10);
   ready_q_->Close();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
@@ -104,7 +111,7 @@ bool PassPipeline::AgreeStop(Comm* comm) {
 
 // Reads the next pass: up to steps-per-pass batches per local worker. An epoch whose
 // chunks are all exhausted rolls over to the next; after the last epoch, last is set.
-void PassPipeline::Read(Comm* comm, PassData* out) {
+void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) {
   const Clock::time_point start = Clock::now();
   const int64_t global_batch = static_cast<int64_t>(comm->size()) * o_.workers_per_rank * o_.batch_size;
   const int64_t steps_per_pass = std::max<int64_t>(1, (o_.pass_examples + global_batch - 1) / global_batch);
@@ -142,6 +149,13 @@ void PassPipeline::Read(Comm* comm, PassData* out) {
       out->epoch = epoch_;
       out->steps = most[0];
       for (const auto& r : readers_) out->lines_after.push_back(r->lines_read());
+      CollectKeys(out);
+      if (announce_via) {
+        const int id = out->pass;
+        out->error = comm->AgreeOn(announce_via->Announce(
+            out->keys, [&](const uint64_t* k, size_t n) { return hooks_.announce(id, k, n); }));
+        if (!out->error.ok()) done_ = true;
+      }
       out->read_s = Since(start);
       return;
     }
@@ -155,6 +169,15 @@ void PassPipeline::Read(Comm* comm, PassData* out) {
       }
     }
   }
+}
+
+// The pass's working set: the distinct keys of its batches, sorted.
+void PassPipeline::CollectKeys(PassData* pass) {
+  for (const auto& worker : pass->batches) {
+    for (const Batch& b : worker) pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
+  }
+  std::sort(pass->keys.begin(), pass->keys.end());
+  pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
 }
 
 // Warns about new malformed rows; past --max-bad-rows every rank fails with the same
@@ -184,11 +207,6 @@ Status PassPipeline::ReportBadRows(Comm* comm, int64_t total_bad) {
 
 void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   const Clock::time_point start = Clock::now();
-  for (const auto& worker : pass->batches) {
-    for (const Batch& b : worker) pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
-  }
-  std::sort(pass->keys.begin(), pass->keys.end());
-  pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
   pass->routing = std::make_shared<PassRouting>();
   const int id = pass->pass;
   RowServer serve = [&](const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return hooks_.serve(id, k, n, r, f); };
@@ -198,26 +216,38 @@ void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   pass->pull_s = Since(start);
 }
 
-// Orders the working set by device shard so each shard's inserts are contiguous.
+// Orders the working set by device shard so each shard's inserts are contiguous. Rows move
+// in place, one cycle of the permutation at a time, so the pass's rows are never held twice.
 void PassPipeline::StageIn(PassData* pass) const {
   const Clock::time_point start = Clock::now();
   const int G = o_.workers_per_rank;
   const size_t n = pass->keys.size(), rb = RowLayout{o_.model.embedding_dim}.bytes();
-  std::vector<uint32_t> order(n);
+  std::vector<uint32_t> order(n);  // order[i]: the row that goes to position i
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return DeviceShard(pass->keys[a], G) < DeviceShard(pass->keys[b], G);
   });
   std::vector<uint64_t> keys(n);
-  std::vector<uint8_t> rows(n * rb), flags(n), returner(n);
+  std::vector<uint8_t> flags(n), returner(n);
   for (size_t i = 0; i < n; ++i) {
     keys[i] = pass->keys[order[i]];
-    std::copy_n(&pass->rows[order[i] * rb], rb, &rows[i * rb]);
     flags[i] = pass->in_flight[order[i]];
     returner[i] = pass->routing->returner[order[i]];
   }
+  std::vector<uint8_t> held(rb);
+  std::vector<bool> placed(n);
+  for (size_t first = 0; first < n; ++first) {
+    if (placed[first] || order[first] == first) continue;
+    std::copy_n(&pass->rows[first * rb], rb, held.data());
+    size_t at = first;
+    for (size_t from = order[at]; from != first; at = from, from = order[at]) {
+      std::copy_n(&pass->rows[from * rb], rb, &pass->rows[at * rb]);
+      placed[at] = true;
+    }
+    std::copy_n(held.data(), rb, &pass->rows[at * rb]);
+    placed[at] = true;
+  }
   pass->keys.swap(keys);
-  pass->rows.swap(rows);
   pass->in_flight.swap(flags);
   pass->routing->keys = pass->keys;
   pass->routing->returner.swap(returner);
@@ -226,10 +256,10 @@ void PassPipeline::StageIn(PassData* pass) const {
 
 void PassPipeline::ReadLoop() {
   for (;;) {
-    slots_.acquire();
+    read_slots_.acquire();
     if (AgreeStop(read_comm_.get())) break;
     PassData p;
-    Read(read_comm_.get(), &p);
+    Read(read_comm_.get(), read_exchange_.get(), &p);
     const bool end = p.last || !p.error.ok();
     read_q_->Push(std::move(p));
     if (end) break;
@@ -241,6 +271,7 @@ void PassPipeline::PullLoop() {
   for (;;) {
     PassData p;
     const bool got = read_q_->Pop(&p);
+    pull_slots_.acquire();
     if (AgreeStop(pull_comm_.get()) || !got) break;
     const bool end = p.last || !p.error.ok();
     if (!end) Pull(pull_comm_.get(), exchange_.get(), &p);

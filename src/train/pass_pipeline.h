@@ -1,10 +1,13 @@
 // PassPipeline: the Read, Pull and Stage-in stages of the 4-stage pipeline, each on its own
-// thread with its own communicator and bounded queues of `depth` passes between them, so
-// pass p+1 is read, pulled and staged while the Train stage (the caller of Next) trains
-// pass p. At most --prefetch-passes passes are read ahead of the one training. With threads off, Next runs the three stages in sequence on the caller's thread.
+// thread with its own communicator and bounded queues between them, so pass p+1 is read,
+// pulled and staged while the Train stage (the caller of Next) trains pass p. At most
+// --prefetch-passes passes are pulled ahead of the one training, and the Read stage runs one
+// pass further, so the owners' caches learn each pass's keys a pass before its pull. With
+// threads off, Next runs the three stages in sequence on the caller's thread (no announcing).
 //
 //   Read:     each local worker cuts up to steps-per-pass batches from its chunk; ranks agree
 //             on the pass's step count and the malformed-row budget; epochs roll over here.
+//             The pass's distinct keys go to their owners through PipelineHooks::announce.
 //   Pull:     the distinct keys of the pass go to their owners, which serve rows through
 //             PipelineHooks::serve (flagging rows an earlier, unfinished pass holds).
 //   Stage-in: keys and rows are ordered by device shard, ready for HbmPs::Insert.
@@ -34,8 +37,12 @@ namespace strata {
 // Owner side of a pull for `pass` (-1: a read-only pull that pins nothing).
 using PassRowServer = std::function<Status(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags)>;
 
+// Owner side of an announcement: keys (n) will be pulled for `pass`.
+using PassKeySink = std::function<Status(int pass, const uint64_t* keys, size_t n)>;
+
 struct PipelineHooks {
   PassRowServer serve;                                      // called from the Pull stage's thread
+  PassKeySink announce;                                     // Read stage's thread; empty: none
   std::function<void(const PassData& pass)> pulled;         // after a pass's pull, same thread
 };
 
@@ -65,7 +72,9 @@ class PassPipeline {
  private:
   PassPipeline(const TrainOptions& options, const ShardPlan& plan, const PipelineHooks& hooks);
   Status OpenReaders(const ReadPosition& from);
-  void Read(Comm* comm, PassData* out);
+  // announce_via: the exchange that announces the pass's keys, or null for none.
+  void Read(Comm* comm, ParamExchange* announce_via, PassData* out);
+  static void CollectKeys(PassData* pass);
   Status ReportBadRows(Comm* comm, int64_t total_bad);
   void Pull(Comm* comm, ParamExchange* exchange, PassData* pass);
   void StageIn(PassData* pass) const;
@@ -80,16 +89,17 @@ class PassPipeline {
   bool threaded_ = false;
   Comm* world_ = nullptr;
   std::unique_ptr<Comm> read_comm_, pull_comm_, stage_comm_;
-  std::unique_ptr<ParamExchange> exchange_;
+  std::unique_ptr<ParamExchange> exchange_, read_exchange_;
   std::vector<std::unique_ptr<ChunkReader>> readers_;
   std::vector<size_t> warned_;  // bad-row messages already printed, per reader
   int next_pass_ = 0;
   int epoch_ = 0;
   bool done_ = false;
   std::atomic<bool> stop_{false};
-  // Passes read but not yet taken by Next: at most --prefetch-passes. Read acquires a slot
-  // before it reads a pass; Next releases one when it hands a pass to training.
-  std::counting_semaphore<1 << 20> slots_{0};
+  // Passes read (read_slots_: at most --prefetch-passes + 1) and pulled (pull_slots_: at
+  // most --prefetch-passes) but not yet taken by Next. Read and Pull acquire a slot before
+  // they start a pass; Next releases one of each when it hands a pass to training.
+  std::counting_semaphore<1 << 20> read_slots_{0}, pull_slots_{0};
   std::unique_ptr<BoundedQueue<PassData>> read_q_, pull_q_, ready_q_;
   std::vector<std::thread> threads_;
 };

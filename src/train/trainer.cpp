@@ -138,6 +138,15 @@ class Job {
   PipelineHooks TrainHooks() {
     PipelineHooks h;
     h.serve = [this](int pass, const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return Serve(pass, k, n, r, f); };
+    if (stores_.mem) {
+      // A pass read ahead: its rows are pinned a pass before its pull, so the evictions in
+      // between spare them (strata/mem/cache_policy.h).
+      h.announce = [this](int pass, const uint64_t* k, size_t n) {
+        std::lock_guard lock(store_mu_);
+        stores_.mem->Pin(k, n, pass);
+        return Status::OK();
+      };
+    }
     h.pulled = [this](const PassData& p) {
       std::lock_guard lock(store_mu_);
       in_flight_[p.pass] = p.routing;
@@ -203,6 +212,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(Refresh(pass));
     Status local = hbm_->BeginPass(pass->pass, pass->keys.size());
     if (local.ok()) local = hbm_->Insert(pass->keys.data(), pass->keys.size(), pass->rows.data());
+    std::vector<uint8_t>().swap(pass->rows);  // the HBM-PS holds them now
     if (local.ok() && stores_.mem) {
       std::lock_guard lock(store_mu_);
       local = stores_.mem->BeginPass(pass->pass);

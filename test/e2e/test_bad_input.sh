@@ -36,6 +36,7 @@ expect 1 "missing-eval.tsv" run1 --train "$good" --eval "$dir/missing-eval.tsv"
 expect 2 "no-such-flag" run1 --train "$good" --no-such-flag 3
 expect 2 "\-\-batch-size.*abc" run1 --train "$good" --batch-size abc
 expect 2 "\-\-epochs must be positive" run1 --train "$good" --epochs 0
+expect 2 "\-\-prefetch-passes must be at most 16" run1 --train "$good" --prefetch-passes 17
 expect 2 "\-\-sparse-optimizer.*rmsprop" run1 --train "$good" --sparse-optimizer rmsprop
 expect 2 "\-\-mlp" run1 --train "$good" --mlp 64,,x
 expect 2 "\-\-train is required" $MPIRUN -np 1 "$TRAIN"

@@ -117,6 +117,31 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   CHECK(total[0] == static_cast<int64_t>(all.size()));
 }
 
+TEST_CASE("mpi: announce tells each owner exactly its keys, once per requesting rank") {
+  Comm comm;
+  const int ranks = comm.size();
+  ParamExchange ex(&comm, kRowBytes, kDim);
+  const std::vector<uint64_t> mine = WorkerKeys(comm.rank());
+  std::multiset<uint64_t> told;
+  REQUIRE(ex.Announce(mine, [&](const uint64_t* keys, size_t n) {
+    told.insert(keys, keys + n);
+    return Status::OK();
+  }).ok());
+  std::multiset<uint64_t> want;
+  for (int r = 0; r < ranks; ++r) {
+    for (uint64_t k : WorkerKeys(r)) {
+      if (OwnerRank(k, ranks) == comm.rank()) want.insert(k);
+    }
+  }
+  CHECK(AllTrue(&comm, told == want));
+  // An owner's error comes back from its Announce, after the only collective, so no rank
+  // is left waiting.
+  Status st = ex.Announce(mine, [&](const uint64_t*, size_t) {
+    return comm.rank() == 0 ? Status::IOError("pin failed") : Status::OK();
+  });
+  CHECK(comm.AgreeOn(st).message().find("pin failed") != std::string::npos);
+}
+
 TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank") {
   Comm comm;
   const int G = 3;

@@ -1,5 +1,6 @@
-// CachePolicy: eviction order (least frequent first, newest first among equals), pins held
-// across passes, and pass counting, on hand-made traces.
+// CachePolicy: eviction order (least frequent first, newest first among equals; known next
+// uses last, farthest first), pins held across passes and for absent keys, and pass
+// counting, on hand-made traces.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -47,6 +48,57 @@ TEST_CASE("mem: policy never evicts pinned rows until their last pass is unpinne
   CHECK(DrainVictims(&p) == std::vector<uint64_t>{1});
   p.UnpinPass(1);
   CHECK(DrainVictims(&p) == std::vector<uint64_t>{2});
+}
+
+TEST_CASE("mem: policy orders rows by next use, and pins of absent keys wait for them") {
+  CachePolicy p;
+  p.BeginPass(0);
+  // key: frequency  1:5  2:1  3:3  4:2 ; all touched in pass 0.
+  const uint64_t freq[] = {0, 5, 1, 3, 2};
+  for (uint64_t k = 1; k <= 4; ++k) p.Touch(p.Insert(k, 0), freq[k]);
+  p.PinKey(1, 0);  // pinned for the pass it was touched in: no use ahead
+  p.PinKey(2, 2);
+  p.PinKey(3, 1);
+  p.PinKey(9, 1);  // not cached yet
+  CHECK(p.pinned_rows() == 3);
+  CachePolicy::Victim v;
+  REQUIRE(p.PopVictim(&v));
+  CHECK(v.key == 4);
+  CHECK_FALSE(p.PopVictim(&v));  // the rest are pinned
+  // Held to a capacity, pinned rows go too: no use ahead first (by frequency), then the
+  // farthest use (pass 2 before pass 1).
+  std::vector<uint64_t> order;
+  while (p.PopVictim(&v, CachePolicy::Pins::kMayEvict)) order.push_back(v.key);
+  CHECK(order == std::vector<uint64_t>{1, 2, 3});
+  // Evicted pinned rows and absent keys are pinned when (re)inserted.
+  CHECK(p.pinned(p.Insert(2, 0)));
+  CHECK(p.pinned(p.Insert(9, 0)));
+  CHECK_FALSE(p.pinned(p.Insert(5, 0)));
+  p.UnpinPass(0);
+  p.UnpinPass(1);
+  CHECK_FALSE(p.pinned(p.Find(9)));
+  CHECK(p.pinned(p.Find(2)));
+  p.UnpinPass(2);
+  CHECK(p.pinned_rows() == 0);
+}
+
+TEST_CASE("mem: policy pin sets span a window of passes anywhere in the run") {
+  CachePolicy p;
+  p.BeginPass(500);  // a resumed run: no pass below 500 was ever unpinned here
+  CachePolicy::Handle far = p.Insert(1, 0), near = p.Insert(2, 0);
+  p.Touch(far, 1);
+  p.Touch(near, 1);
+  p.Pin(far, 500);
+  p.Pin(far, 500 + CachePolicy::kPinWindow - 1);
+  p.Pin(near, 500);
+  p.Pin(near, 501);
+  CachePolicy::Victim v;
+  REQUIRE(p.PopVictim(&v, CachePolicy::Pins::kMayEvict));
+  CHECK(v.key == 1);  // next used 63 passes from now, key 2 in the next one
+  p.UnpinPass(500);
+  CHECK(p.pinned(p.Find(2)));
+  p.UnpinPass(501);
+  CHECK_FALSE(p.pinned(p.Find(2)));
 }
 
 TEST_CASE("mem: policy PassCount counts each pass once and handles are reused") {

@@ -1,5 +1,6 @@
 // Policy replay: trace building, Belady against the textbook trace and exhaustive search,
-// LRU against its textbook count, and the MEM-PS policy on a hand-made pass trace.
+// LRU against its textbook count, and the MEM-PS policy (with and without the announced next
+// pass) on hand-made and random pass traces.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -86,6 +87,50 @@ TEST_CASE("mem: Belady matches exhaustive search and bounds every policy") {
     CHECK(SimulateLru(t, cap).hits <= opt);
     CHECK(SimulateMemPs(t, cap, FreqSource::kRowCounter).hits <= opt);
   }
+}
+
+TEST_CASE("mem: simulated MEM-PS with lookahead stays below Belady on random pass traces") {
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 200; ++round) {
+    KeyTraceBuilder b(/*per_example=*/false);
+    const int passes = 2 + static_cast<int>(rng() % 6);
+    for (int p = 0; p < passes; ++p) {
+      const int examples = 1 + static_cast<int>(rng() % 6);
+      for (int e = 0; e < examples; ++e) {
+        const uint64_t k = rng() % 8;
+        b.AddExample(&k, 1);
+      }
+      b.EndPass();
+    }
+    KeyTrace t = b.Finish();
+    const size_t cap = 1 + rng() % 4;
+    const uint64_t opt = SimulateBelady(t, cap).hits;
+    for (int lookahead = 0; lookahead <= 3; ++lookahead) {
+      CAPTURE(round);
+      CAPTURE(lookahead);
+      CHECK(SimulateMemPs(t, cap, FreqSource::kRowCounter, lookahead).hits <= opt);
+      CHECK(SimulateMemPs(t, cap, FreqSource::kPassCount, lookahead).hits <= opt);
+    }
+  }
+}
+
+TEST_CASE("mem: simulated MEM-PS keeps the key the next pass announces over a more frequent one") {
+  // Pass 0: key 2 in three examples, key 1 in one; passes 1-3: key 1 alone; one row of
+  // cache. Knowing only the pass it pulls, the MEM-PS keeps 2 (more frequent) and then
+  // refuses 1 until 1's count passes 2's; knowing the next pass, it keeps 1 throughout.
+  KeyTraceBuilder b(/*per_example=*/false);
+  const uint64_t one = 1, two = 2;
+  b.AddExample(&one, 1);
+  for (int e = 0; e < 3; ++e) b.AddExample(&two, 1);
+  for (int p = 1; p <= 3; ++p) {
+    b.EndPass();
+    b.AddExample(&one, 1);
+  }
+  KeyTrace t = b.Finish();
+  REQUIRE(t.passes() == 4);
+  CHECK(SimulateMemPs(t, 1, FreqSource::kRowCounter, /*lookahead=*/0).hits == 0);
+  CHECK(SimulateMemPs(t, 1, FreqSource::kRowCounter, /*lookahead=*/1).hits == 3);
+  CHECK(SimulateBelady(t, 1).hits == 3);
 }
 
 TEST_CASE("mem: simulated MEM-PS keeps frequent keys through a scan of new ones") {

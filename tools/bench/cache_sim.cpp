@@ -7,6 +7,7 @@
 //
 //   build/bench/cache_sim --input ../shared/data/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz
 //       [--pass-examples 10000] [--capacities 0.05,0.10,0.20] [--per-example] [--freq row|passes]
+//       [--lookahead 1]
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <string>
@@ -16,6 +17,7 @@
 #include "strata/data/criteo_reader.h"
 #include "strata/data/input_files.h"
 #include "strata/data/shard_plan.h"
+#include "strata/mem/cache_policy.h"
 #include "strata/mem/policy_sim.h"
 
 namespace {
@@ -64,6 +66,8 @@ int main(int argc, char** argv) {
       ("per-example", "one access per key occurrence instead of one per distinct key per pass")
       ("freq", "MEM-PS frequency: row (the row's example counter) or passes (passes seen while cached)",
        cxxopts::value<std::string>()->default_value("row"))
+      ("lookahead", "passes after the pulled one whose keys the MEM-PS knows (the trainer announces 1)",
+       cxxopts::value<int>()->default_value("1"))
       ("h,help", "print this help");
   cxxopts::ParseResult args;
   try {
@@ -99,6 +103,12 @@ int main(int argc, char** argv) {
   }
   const auto freq = freq_name == "row" ? strata::FreqSource::kRowCounter : strata::FreqSource::kPassCount;
   const bool per_example = args.count("per-example") > 0;
+  const int lookahead = args["lookahead"].as<int>();
+  if (lookahead < 0 || lookahead >= strata::CachePolicy::kPinWindow - 2) {
+    std::fprintf(stderr, "cache_sim: --lookahead must be in [0, %d] (got %d)\n",
+                 strata::CachePolicy::kPinWindow - 3, lookahead);
+    return 2;
+  }
 
   strata::KeyTrace trace;
   uint64_t examples = 0, bad_rows = 0;
@@ -113,13 +123,14 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(examples), static_cast<unsigned long long>(bad_rows),
               trace.passes(), trace.accesses(), per_example ? "per example" : "per distinct key per pass",
               distinct);
+  std::printf("MEM-PS knows the keys of the pulled pass and the %d after it\n", lookahead);
   std::printf("ceiling (every access but each key's first is a hit): %.4f\n",
               trace.accesses() ? double(trace.accesses() - distinct) / double(trace.accesses()) : 0.0);
   std::printf("%9s %10s %8s %8s %8s %9s %12s\n", "capacity", "rows", "memps", "lru", "belady",
               "freq-orc", "memps/belady");
   for (double f : fractions) {
     const size_t rows = static_cast<size_t>(f * static_cast<double>(distinct));
-    const double memps = strata::SimulateMemPs(trace, rows, freq).hit_rate();
+    const double memps = strata::SimulateMemPs(trace, rows, freq, lookahead).hit_rate();
     const double lru = strata::SimulateLru(trace, rows).hit_rate();
     const double belady = strata::SimulateBelady(trace, rows).hit_rate();
     const double oracle = strata::SimulateFrequencyOracle(trace, rows).hit_rate();

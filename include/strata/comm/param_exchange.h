@@ -1,5 +1,7 @@
 // ParamExchange: the sharded parameter server's wire protocol over Comm.
 //
+// Ahead:     Announce  each rank sends the distinct keys of a pass it has read but not yet
+//                      pulled to their owners, so their caches know what comes next.
 // Per pass:  Pull      each rank sends the distinct keys its workers need to their owners
 //                      (OwnerRank); owners answer with rows from their store and remember
 //                      who subscribed to each key. One subscriber of each key (the lowest
@@ -25,6 +27,8 @@ namespace strata {
 // and flags (n) with a byte per key that travels back to the requester as is (the
 // pipeline marks rows that an earlier, still running pass holds).
 using RowServer = std::function<Status(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags)>;
+// Owner-side key sink: told keys (n) that some rank will pull.
+using KeySink = std::function<Status(const uint64_t* keys, size_t n)>;
 // Owner-side row sink: stores rows (n, row_bytes) of keys (n).
 using RowSink = std::function<Status(const uint64_t* keys, size_t n, const uint8_t* rows)>;
 
@@ -57,6 +61,10 @@ class ParamExchange {
   // will be pushed back.
   Status Pull(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
               std::vector<uint8_t>* flags, PassRouting* routing);
+
+  // keys: distinct keys this rank will pull later. Each owner's tell sees the keys it owns,
+  // once per requesting rank; nothing comes back.
+  Status Announce(const std::vector<uint64_t>& keys, const KeySink& tell);
 
   // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some

@@ -5,21 +5,30 @@
 // The paper's policy (000 appendix D, AIBox 4.2): rows touched in the current pass sit in an
 // LRU list and are pinned while their pass (and the prefetched passes) are in flight; at the
 // pass's end they drop into an LFU list; when memory runs short the least frequent are
-// flushed. Here the two lists become one order over the unpinned rows:
-//   - pinned rows (Pin(h, pass) until UnpinPass(pass)) are never victims: with the trainer
-//     pinning each pass's working set, they are exactly the paper's LRU list;
-//   - every unpinned row is a candidate, least frequent first; among equal frequencies the
-//     most recently touched goes first (incumbents stay, so a burst of new keys that are
-//     seen once cannot flush the rows that proved themselves).
-// Unpinned rows of the current pass compete with older rows by frequency rather than after
-// them: when the capacity is below one pass's working set (as cache_sim measures) evicting
-// all older rows first loses about half the hits at 5% of Criteo's keys.
+// flushed. Here the lists become one order over all rows, the first evicted first:
+//   1. rows with no known next use, least frequent first; among equal frequencies the most
+//      recently touched goes first (incumbents stay, so a burst of new keys that are seen
+//      once cannot flush the rows that proved themselves);
+//   2. then rows with a known next use, the farthest first.
+// A known next use comes from a pin: Pin(h, pass) or PinKey(key, pass) says the row is in
+// `pass`'s working set, held until UnpinPass(pass). The trainer pins the pass in training,
+// the passes pulled ahead and the next pass read (whose keys it announces before pulling
+// them), so the policy sees one pass further than the pulls: the rows the next pull will ask
+// for are the last to go, which is what brings it within 10% of Belady's optimum.
+// PopVictim(kKeep) takes only unpinned rows (the cache never evicts a pinned row; it goes
+// over budget instead); PopVictim(kMayEvict) follows the whole order (the simulator, which
+// holds every policy to exactly its capacity). A row's next use is the first pass it is
+// pinned for after the pass of its last touch. Unpinned rows of the current pass compete
+// with older rows by frequency rather than after them: when the capacity is below one
+// pass's working set, evicting all older rows first loses about half the hits at 5% of
+// Criteo's keys.
 // The frequency is whatever the caller passes to Touch: the row's own counter (RowLayout
 // freq: examples that touched the key, kept across evictions by the backing store) or
 // PassCount(h), the passes that touched the row while it was cached.
 //
-// Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (an
-// indexed binary heap). About 40 bytes per row plus the hash index.
+// Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (two
+// indexed binary heaps: unpinned and pinned rows). About 48 bytes per row plus the hash
+// index; pins of uncached keys wait in a second hash map until the key is inserted.
 // Thread safety: none; the cache keeps one policy per lock stripe.
 #pragma once
 
@@ -35,11 +44,16 @@ class CachePolicy {
  public:
   using Handle = uint32_t;
   static constexpr Handle kNone = UINT32_MAX;
+  // Passes pinned at once (from the oldest pin not yet released to the newest) must span
+  // fewer than this many passes.
+  static constexpr int kPinWindow = 64;
 
   struct Victim {
     uint64_t key = 0;
     uint32_t payload = 0;
   };
+
+  enum class Pins { kKeep, kMayEvict };
 
   // Starts pass `pass` (passes only grow). Used by PassCount; Touch stamps rows with it.
   void BeginPass(int pass);
@@ -48,8 +62,9 @@ class CachePolicy {
   // The row's handle, or kNone when the key is not cached.
   Handle Find(uint64_t key) const;
 
-  // Adds an absent key with frequency 0 and a caller-owned payload (the cache's row slot).
-  // The new row is a candidate at once; callers Touch it next. REQUIRES: Find(key) == kNone.
+  // Adds an absent key with frequency 0 and a caller-owned payload (the cache's row slot),
+  // pinned for the passes PinKey named for it while it was absent. Callers Touch it next.
+  // REQUIRES: Find(key) == kNone.
   Handle Insert(uint64_t key, uint32_t payload);
 
   // Records an access in the current pass; freq is the row's frequency after the access.
@@ -58,23 +73,28 @@ class CachePolicy {
   // freq(h) + 1 if h was not touched yet in the current pass, else freq(h).
   uint64_t PassCount(Handle h) const;
 
-  // Pins h until UnpinPass(pass). A row may be pinned for several passes; it stays pinned
-  // until the last of them is unpinned. REQUIRES: pass > every pass unpinned so far.
+  // Pins h for `pass` until UnpinPass(pass). A row may be pinned for several passes; it stays
+  // pinned until the last of them is unpinned. REQUIRES: pass > every pass unpinned so far,
+  // and pass - (the oldest pass still pinned) < kPinWindow.
   void Pin(Handle h, int pass);
+  // Pin for a key, cached or not: an absent key is pinned when it is inserted.
+  void PinKey(uint64_t key, int pass);
 
   // Releases the pins of `pass`. REQUIRES: passes are unpinned in increasing order.
   void UnpinPass(int pass);
 
-  // Removes the least valuable unpinned row and returns it; false when every row is pinned.
-  bool PopVictim(Victim* out);
+  // Removes the first row of the eviction order and returns it; false when none is left
+  // (with kKeep: when every row is pinned). A pinned row evicted with kMayEvict keeps its
+  // pins as if its key were absent.
+  bool PopVictim(Victim* out, Pins pins = Pins::kKeep);
 
   uint64_t key(Handle h) const { return entries_[h].key; }
   uint32_t payload(Handle h) const { return entries_[h].payload; }
   uint64_t freq(Handle h) const { return entries_[h].freq; }
-  bool pinned(Handle h) const { return entries_[h].pin_pass != kUnpinned; }
+  bool pinned(Handle h) const { return entries_[h].pins != 0; }
 
   size_t size() const { return index_.size(); }
-  size_t pinned_rows() const { return index_.size() - heap_.size(); }
+  size_t pinned_rows() const { return pinned_heap_.size(); }
 
   // Visits every cached row as (key, payload), in no particular order.
   template <typename F>
@@ -83,27 +103,50 @@ class CachePolicy {
   }
 
  private:
-  static constexpr int kUnpinned = -1;
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
+  static constexpr int kNoUse = INT32_MAX;
+
+  // Passes a key is pinned for: bit (p mod kPinWindow) for each pass p, and the newest p.
+  struct PinSet {
+    uint64_t bits = 0;
+    int32_t newest = -1;
+    void Add(int pass);
+    bool Has(int pass) const;
+    void Remove(int pass);
+    // The first pinned pass after `pass`, or kNoUse.
+    int FirstAfter(int pass) const;
+    // Calls f(p) for each pinned pass p.
+    template <typename F>
+    void ForEach(F&& f) const;
+  };
 
   struct Entry {
     uint64_t key = 0;
     uint64_t freq = 0;
     uint64_t stamp = 0;     // order of the last touch; larger is more recent
+    uint64_t pins = 0;      // PinSet bits
     uint32_t payload = 0;
     uint32_t heap_pos = kNotInHeap;
-    int32_t last_pass = -1;  // pass of the last touch
-    int32_t pin_pass = kUnpinned;  // largest pass pinning the row
+    int32_t last_pass = -1;    // pass of the last touch
+    int32_t newest_pin = -1;   // PinSet newest
+    PinSet pin_set() const { return PinSet{pins, newest_pin}; }
+    void set_pin_set(const PinSet& s) {
+      pins = s.bits;
+      newest_pin = s.newest;
+    }
   };
 
+  int NextUse(const Entry& e) const { return e.pin_set().FirstAfter(e.last_pass); }
   // True when a should be evicted before b.
   bool Before(Handle a, Handle b) const;
+  std::vector<Handle>& HeapOf(Handle h) { return pinned(h) ? pinned_heap_ : heap_; }
+  void AddPins(Handle h, const PinSet& more);
   void HeapPush(Handle h);
   void HeapErase(Handle h);
   void HeapFix(Handle h);
-  void SiftUp(uint32_t pos);
-  void SiftDown(uint32_t pos);
-  void Place(uint32_t pos, Handle h);
+  void SiftUp(std::vector<Handle>& heap, uint32_t pos);
+  void SiftDown(std::vector<Handle>& heap, uint32_t pos);
+  void Place(std::vector<Handle>& heap, uint32_t pos, Handle h);
 
   int pass_ = 0;
   int unpinned_through_ = -1;  // largest pass released by UnpinPass
@@ -111,8 +154,10 @@ class CachePolicy {
   std::vector<Entry> entries_;
   std::vector<Handle> free_;
   std::unordered_map<uint64_t, Handle> index_;
-  std::vector<Handle> heap_;  // unpinned rows; heap_[0] is the next victim
-  std::map<int, std::vector<Handle>> pins_;  // pass -> rows Pin()ned for it
+  std::vector<Handle> heap_;         // unpinned rows; heap_[0] is the next victim
+  std::vector<Handle> pinned_heap_;  // pinned rows, in the same order
+  std::map<int, std::vector<Handle>> pins_;          // pass -> rows pinned for it (may be stale)
+  std::unordered_map<uint64_t, PinSet> pending_;     // absent key -> its pins
 };
 
 }  // namespace strata

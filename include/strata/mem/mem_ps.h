@@ -41,7 +41,7 @@ struct MemPsOptions {
 
 // DRAM bytes a cached row costs beyond its row_bytes: policy entry, hash index node and
 // bucket, heap slot, slot flags. Capacity counts rows at row_bytes + this.
-constexpr size_t kMemPsRowOverheadBytes = 104;
+constexpr size_t kMemPsRowOverheadBytes = 112;
 
 struct MemPsStats {
   uint64_t hits = 0;              // Get keys answered from the cache
@@ -71,7 +71,9 @@ class MemPs : public RowStore {
 
   // Declares keys: (n) part of the working set of `pass`: their rows, cached now or cached
   // later by Get or Put, are not evicted until UnpinPass(pass). Call it before the pass's
-  // Get so that rows read for the pass stay. REQUIRES: pass > every pass unpinned so far.
+  // Get so that rows read for the pass stay; calling it earlier (the trainer announces each
+  // pass when it is read, a pass before its pull) spares those rows from the evictions in
+  // between as well. REQUIRES: pass > every pass unpinned so far.
   virtual void Pin(const uint64_t* keys, size_t n, int pass) = 0;
 
   // Releases the pins of `pass` and evicts down to the budget. Passes are unpinned in

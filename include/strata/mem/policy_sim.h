@@ -7,11 +7,14 @@
 // in order of first use within the pass, weighted by how many examples of the pass touch the
 // key. Per-example traces (one access per key occurrence, weight 1) are the alternative.
 //
-// The simulated MEM-PS pins nothing: every policy gets exactly `capacity` rows, even when
-// that is less than one pass's working set (the real cache would pin the whole working set
-// and exceed its budget instead). Its frequency is the row's counter (examples that touched
-// the key so far, this access included; the backing store keeps it across evictions) or,
-// with FreqSource::kPassCount, the passes that touched the row while it was cached.
+// The simulated MEM-PS is driven as the trainer drives the cache: each pass's working set is
+// pinned before the pass is pulled, and so is the working set of the `lookahead` passes after
+// it (the trainer reads one pass beyond its newest pull and announces its keys: lookahead 1).
+// It is held to exactly `capacity` rows like the other policies, so when the pinned sets
+// exceed the capacity it evicts pinned rows too, farthest next use first (the real cache
+// keeps them and goes over its budget instead). Its frequency is the row's counter (examples
+// that touched the key so far, this access included; the backing store keeps it across
+// evictions) or, with FreqSource::kPassCount, the passes that touched the row while cached.
 // Belady may bypass: on a miss the new key itself is evicted when its next use is farthest,
 // which makes it the true optimum of this hit count (tested against exhaustive search).
 // Pure functions of their arguments; thread-compatible.
@@ -61,7 +64,8 @@ struct SimResult {
   double hit_rate() const { return accesses ? double(hits) / double(accesses) : 0; }
 };
 
-SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq);
+// lookahead >= 0 (0: only the pass being pulled is known).
+SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq, int lookahead = 1);
 SimResult SimulateLru(const KeyTrace& trace, size_t capacity);
 SimResult SimulateBelady(const KeyTrace& trace, size_t capacity);
 // Keeps, from their first access on, the `capacity` keys accessed most often in the whole

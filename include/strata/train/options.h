@@ -13,6 +13,9 @@
 
 namespace strata {
 
+// Passes the pipeline may pull ahead of training (the MEM-PS pins them all at once).
+constexpr int kMaxPrefetchPasses = 16;
+
 struct TrainOptions {
   // Data.
   std::vector<std::string> train;   // files or globs, plain or .gz
@@ -31,7 +34,7 @@ struct TrainOptions {
   double mem_cache_gb = 0;          // MEM-PS budget per rank; 0: all rows in DRAM, no SSD tier
   std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank
   double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
-  int prefetch_passes = 1;          // passes read/pulled/staged ahead of training
+  int prefetch_passes = 1;          // passes pulled/staged ahead of training, <= kMaxPrefetchPasses
   bool pipeline = true;             // false: the stages run in sequence (for comparison)
   // Checkpoints.
   std::string checkpoint_dir;       // empty: no checkpoints
