@@ -10,7 +10,7 @@
 namespace strata {
 
 Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store,
-                           std::mutex& store_mu) {
+                           std::shared_mutex& store_mu) {
   STRATA_RETURN_IF_ERROR(WriteOne(o_.checkpoint_dir, ckpt::CheckpointName(progress.passes), 0, 0,
                                   o_.keep_checkpoints, progress, hbm, store, store_mu));
   if (o_.export_delta_dir.empty()) return Status::OK();
@@ -24,7 +24,7 @@ Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, RowS
 
 Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                               int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                              RowStore& store, std::mutex& store_mu) {
+                              RowStore& store, std::shared_mutex& store_mu) {
   const std::string tmp = dir + "/" + ckpt::TmpName(final_name);
   const RowLayout layout{o_.model.embedding_dim};
   ckpt::RankFileInfo info;

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -36,7 +36,7 @@ class Checkpointer {
 
   // Writes and publishes the checkpoint of `progress`, then the delta export. The store
   // is read under store_mu (concurrent pulls of prefetched passes only read it).
-  Status Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store, std::mutex& store_mu);
+  Status Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store, std::shared_mutex& store_mu);
 
   // Loads --resume's checkpoint: rows this rank owns into store, the dense model into hbm,
   // and where training stands into *progress.
@@ -45,7 +45,7 @@ class Checkpointer {
  private:
   Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                   int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                  RowStore& store, std::mutex& store_mu);
+                  RowStore& store, std::shared_mutex& store_mu);
 
   const TrainOptions& o_;
   Comm* comm_;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 
 #include "strata/comm/param_exchange.h"
@@ -142,7 +143,7 @@ class Job {
       // A pass read ahead: its rows are pinned a pass before its pull, so the evictions in
       // between spare them (strata/mem/cache_policy.h).
       h.announce = [this](int pass, const uint64_t* k, size_t n) {
-        std::lock_guard lock(store_mu_);
+        std::shared_lock lock(store_mu_);  // MemPs::Pin may run beside Get and Pin
         stores_.mem->Pin(k, n, pass);
         return Status::OK();
       };
@@ -157,9 +158,12 @@ class Job {
   // Owner side of a pull: rows from the store, absent rows created from (key, seed). A
   // row that an earlier pass still holds (pulled, not yet pushed back) is flagged so the
   // requester refreshes it before training with it. pass < 0: read-only, pins nothing.
+  // Serves run beside each other (the Pull thread's and the training thread's refresh):
+  // they only read the store and pin, which MemPs allows concurrently.
   Status Serve(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags) {
+    if (n == 0) return Status::OK();
     std::vector<uint8_t> found(n);
-    std::lock_guard lock(store_mu_);
+    std::shared_lock lock(store_mu_);
     if (stores_.mem && pass >= 0) stores_.mem->Pin(keys, n, pass);
     STRATA_RETURN_IF_ERROR(stores_.store->Get(keys, n, rows, found.data()));
     for (size_t i = 0; i < n; ++i) {
@@ -213,10 +217,6 @@ class Job {
     Status local = hbm_->BeginPass(pass->pass, pass->keys.size());
     if (local.ok()) local = hbm_->Insert(pass->keys.data(), pass->keys.size(), pass->rows.data());
     std::vector<uint8_t>().swap(pass->rows);  // the HBM-PS holds them now
-    if (local.ok() && stores_.mem) {
-      std::lock_guard lock(store_mu_);
-      local = stores_.mem->BeginPass(pass->pass);
-    }
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
     st->stage_s += Since(t);
 
@@ -243,7 +243,7 @@ class Job {
   Status TierStats(PassStats* st) {
     int64_t now[9] = {};
     if (stores_.mem) {
-      std::lock_guard lock(store_mu_);
+      std::shared_lock lock(store_mu_);
       const MemPsStats m = stores_.mem->mem_stats();
       const StoreStats d = stores_.store->stats();
       const int64_t values[8] = {int64_t(m.hits), int64_t(m.misses), int64_t(m.backing_rows_read),
@@ -311,7 +311,11 @@ class Job {
             return Status::OK();  // a local store error is agreed on below, after the collective
           }));
       in_flight_.erase(pass->pass);
+      // The MEM-PS moves to the next pass here, under the lock this write-back holds
+      // anyway, rather than when that pass starts training: the next pass's pull may be
+      // reading the store then, and training would wait for it.
       if (local.ok() && stores_.mem) local = stores_.mem->UnpinPass(pass->pass);
+      if (local.ok() && stores_.mem) local = stores_.mem->BeginPass(pass->pass + 1);
     }
     prev_index_.Reset(pass->keys.size());
     for (uint64_t k : pass->keys) prev_index_.Insert(k);
@@ -463,7 +467,8 @@ class Job {
   KeyIndex prev_index_;
   std::vector<uint8_t> prev_rows_;
   // Owner-side state shared with the Pull stage's thread.
-  std::mutex store_mu_;
+  // Shared: pulls (Serve) and pins; exclusive: writes (push-back, checkpoints) and in_flight_.
+  std::shared_mutex store_mu_;
   std::map<int, std::shared_ptr<PassRouting>> in_flight_;  // protected by store_mu_
 };
 

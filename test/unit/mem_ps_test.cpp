@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -20,8 +22,8 @@ constexpr size_t kRowBytes = 24;
 // Counts the traffic into a shared in-memory store that outlives each MEM-PS over it.
 class CountingStore final : public RowStore {
  public:
-  struct Counts {
-    uint64_t put_calls = 0, put_rows = 0, get_keys = 0;
+  struct Counts {  // atomic: concurrent Gets count too
+    std::atomic<uint64_t> put_calls{0}, put_rows{0}, get_keys{0};
   };
   CountingStore(RowStore* inner, Counts* counts) : inner_(inner), counts_(counts) {}
   size_t row_bytes() const override { return inner_->row_bytes(); }
@@ -229,12 +231,13 @@ TEST_CASE("mem: never-written keys are answered without asking the backing store
   CHECK(f.counts.get_keys - before < 50);
 }
 
-TEST_CASE("mem: concurrent Gets return the newest rows") {
+TEST_CASE("mem: concurrent Gets and Pins return the newest rows and keep the pins") {
   Fixture f;
   f.Open(/*capacity_rows=*/64, /*stripes=*/8);
   for (uint64_t k = 0; k < 400; ++k) f.Put(k, static_cast<uint32_t>(k % 5 + 1));
   REQUIRE(f.cache->Flush().ok());
   std::vector<int> errors(4, 0);
+  std::vector<std::set<uint64_t>> pinned(4);  // by the odd threads, after their Get
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
@@ -250,12 +253,29 @@ TEST_CASE("mem: concurrent Gets return the newest rows") {
           if (found[j] != (keys[j] < 400)) ++errors[t];
           if (found[j] && std::memcmp(&rows[j * kRowBytes], RowOf(keys[j], keys[j] % 5 + 1).data(), kRowBytes) != 0) ++errors[t];
         }
+        if (t % 2 == 1 && i % 10 == 0) {
+          f.cache->Pin(keys, n, /*pass=*/2);
+          for (size_t j = 0; j < n; ++j) {
+            if (keys[j] < 400) pinned[t].insert(keys[j]);
+          }
+        }
       }
     });
   }
   for (auto& th : threads) th.join();
   CHECK(errors == std::vector<int>(4, 0));
-  REQUIRE(f.cache->BeginPass(1).ok());  // trims what the Gets loaded
+  REQUIRE(f.cache->BeginPass(1).ok());  // trims what the Gets loaded, but no pinned row
+  std::vector<uint64_t> held;
+  for (const auto& p : pinned) held.insert(held.end(), p.begin(), p.end());
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  REQUIRE(!held.empty());
+  CHECK(f.cache->mem_stats().pinned_rows == held.size());
+  const uint64_t asked = f.counts.get_keys;
+  std::vector<uint8_t> rows(held.size() * kRowBytes), found(held.size());
+  REQUIRE(f.cache->Get(held.data(), held.size(), rows.data(), found.data()).ok());
+  CHECK(f.counts.get_keys == asked);  // every pinned row was still cached
+  REQUIRE(f.cache->UnpinPass(2).ok());
   CHECK(f.cache->mem_stats().resident_rows <= 64);
 }
 

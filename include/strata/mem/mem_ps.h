@@ -16,9 +16,9 @@
 //     use (at 5% of Criteo's keys it keeps 1.5x the hits).
 //   - Destroying a MEM-PS drops its dirty rows: Flush first to keep them.
 //
-// Thread safety: Get may run concurrently with Get (64 lock stripes by key hash, each with
-// its own policy, so Gets on different stripes never share a lock). Every other call needs
-// external serialization against all calls. Get never writes to the backing store: rows it
+// Thread safety: Get and Pin may run concurrently with Get and Pin (64 lock stripes by key
+// hash, each with its own policy, so calls on different stripes never share a lock). Every
+// other call needs external serialization against all calls. Get never writes to the backing store: rows it
 // loads may leave the cache over budget until the next Put, BeginPass, UnpinPass or Flush.
 #pragma once
 
