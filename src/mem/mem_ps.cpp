@@ -143,7 +143,7 @@ class MemPsImpl final : public MemPs {
         InsertRow(s, keys_in[j], rows + probe[j] * row_bytes_, kDirty | (found_in[j] ? kInBacking : 0));
       }
     }
-    return Trim();
+    return options_.evict_in_calls ? Trim() : Status::OK();
   }
 
   Status Sync() override { return Flush(); }
@@ -176,7 +176,7 @@ class MemPsImpl final : public MemPs {
       std::lock_guard lock(sp->mu);
       sp->policy.BeginPass(pass);
     }
-    return Trim();
+    return options_.evict_in_calls ? Trim() : Status::OK();
   }
 
   void Pin(const uint64_t* keys, size_t n, int pass) override {
@@ -192,8 +192,10 @@ class MemPsImpl final : public MemPs {
       std::lock_guard lock(sp->mu);
       sp->policy.UnpinPass(pass);
     }
-    return Trim();
+    return options_.evict_in_calls ? Trim() : Status::OK();
   }
+
+  Status Evict() override { return Trim(); }
 
   Status Flush() override {
     FlushBatch batch;

@@ -70,7 +70,7 @@ Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_n
   return comm_->AgreeOn(local);
 }
 
-Status Checkpointer::Resume(RowStore& store, HbmPs* hbm, TrainProgress* progress) {
+Status Checkpointer::Resume(const ckpt::RowSink& keep_rows, HbmPs* hbm, TrainProgress* progress) {
   std::string path;
   ckpt::CheckpointMeta meta;
   const std::string from = o_.resume == "LATEST" ? o_.checkpoint_dir : o_.resume;
@@ -85,8 +85,7 @@ Status Checkpointer::Resume(RowStore& store, HbmPs* hbm, TrainProgress* progress
                                     " (ranks x --workers-per-rank must stay the same)");
   }
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-  local = ckpt::LoadOwnedRows(path, meta, comm_->rank(), comm_->size(),
-                              [&](const uint64_t* keys, size_t n, const uint8_t* rows) { return store.Put(keys, n, rows); });
+  local = ckpt::LoadOwnedRows(path, meta, comm_->rank(), comm_->size(), keep_rows);
   if (local.ok()) local = hbm->SetDenseState(meta.dense);
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   progress->passes = static_cast<int>(meta.pass);

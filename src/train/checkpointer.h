@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/ckpt/checkpoint.h"
 #include "strata/comm/comm.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
@@ -38,9 +39,9 @@ class Checkpointer {
   // is read under store_mu (concurrent pulls of prefetched passes only read it).
   Status Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store, std::shared_mutex& store_mu);
 
-  // Loads --resume's checkpoint: rows this rank owns into store, the dense model into hbm,
-  // and where training stands into *progress.
-  Status Resume(RowStore& store, HbmPs* hbm, TrainProgress* progress);
+  // Loads --resume's checkpoint: rows this rank owns go to keep_rows (which stores them),
+  // the dense model into hbm, and where training stands into *progress.
+  Status Resume(const ckpt::RowSink& keep_rows, HbmPs* hbm, TrainProgress* progress);
 
  private:
   Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,

@@ -1,7 +1,9 @@
 // The rank's row store stack, built from the flags: with --mem-cache-gb 0 every row lives in
 // a DRAM hash map; otherwise the MEM-PS cache (that budget) sits over the SSD-PS in
 // <--ssd-dir>/rank-<r>. Each run starts its SSD-PS empty: the tier is a cache of the
-// training state, whose durable form is the checkpoint.
+// training state, whose durable form is the checkpoint. The MEM-PS evicts only when asked
+// (MemPs::Evict): the trainer asks before each pass's pull and after each batch of resumed
+// rows.
 #pragma once
 
 #include <memory>

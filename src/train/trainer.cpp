@@ -80,7 +80,12 @@ class Job {
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(Setup()));
     ReadPosition from;
     if (!o_.resume.empty()) {
-      STRATA_RETURN_IF_ERROR(checkpointer_.Resume(*stores_.store, hbm_.get(), &progress_));
+      STRATA_RETURN_IF_ERROR(checkpointer_.Resume(
+          [this](const uint64_t* k, size_t n, const uint8_t* r) {
+            STRATA_RETURN_IF_ERROR(stores_.store->Put(k, n, r));
+            return stores_.mem ? stores_.mem->Evict() : Status::OK();
+          },
+          hbm_.get(), &progress_));
       from = ReadPosition{progress_.passes, progress_.epoch, progress_.local_lines};
       resumed_examples_ = progress_.examples;
       if (comm_->rank() == 0) fmt::print("strata-train: resumed after pass {} ({} examples)\n", progress_.passes, progress_.examples);
@@ -159,12 +164,18 @@ class Job {
   // row that an earlier pass still holds (pulled, not yet pushed back) is flagged so the
   // requester refreshes it before training with it. pass < 0: read-only, pins nothing.
   // Serves run beside each other (the Pull thread's and the training thread's refresh):
-  // they only read the store and pin, which MemPs allows concurrently.
+  // they only read the store and pin, which MemPs allows concurrently. Before a pass's
+  // pull the MEM-PS evicts down to its budget, here on the Pull thread, so its writes to
+  // the SSD-PS overlap training instead of lengthening the pass-end write-back.
   Status Serve(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags) {
     if (n == 0) return Status::OK();
+    if (stores_.mem && pass >= 0) {
+      std::lock_guard lock(store_mu_);
+      stores_.mem->Pin(keys, n, pass);
+      STRATA_RETURN_IF_ERROR(stores_.mem->Evict());
+    }
     std::vector<uint8_t> found(n);
     std::shared_lock lock(store_mu_);
-    if (stores_.mem && pass >= 0) stores_.mem->Pin(keys, n, pass);
     STRATA_RETURN_IF_ERROR(stores_.store->Get(keys, n, rows, found.data()));
     for (size_t i = 0; i < n; ++i) {
       if (!found[i]) InitRow(o_.model, keys[i], rows + i * layout_.bytes());

@@ -2,7 +2,8 @@
 # Checkpoints: a 2-rank run killed with SIGKILL at a random point after its first
 # checkpoint, then resumed, ends bitwise identical (rows, dense parameters, eval metrics) to
 # the uninterrupted run; so does a run killed in the middle of writing a checkpoint (the
-# previous one is used). A 2-rank checkpoint resumes on 1 and on 4 ranks with the same W.
+# previous one is used). A 2-rank checkpoint resumes on 1 (with a small MEM-PS over the
+# SSD-PS) and on 4 ranks with the same W.
 # h5dump reads every file; strata-inspect verify passes, and fails on a flipped byte, a
 # truncated file and a missing rank file; base + deltas fold to the full checkpoint.
 set -euo pipefail
@@ -50,10 +51,14 @@ STRATA_CRASH_AT=checkpoint-before-publish:3 train midckpt 2 2 && die "the crash 
 train midckpt 2 2 --resume || { cat "$dir/midckpt.log"; die "resume after a mid-checkpoint crash failed"; }
 same_as_full midckpt
 
-# Resharding: the second checkpoint of the 2x2 run resumes on 1x4 and 4x1.
+# Resharding: the second checkpoint of the 2x2 run resumes on 1x4 and 4x1; the 1-rank
+# resume loads it into a MEM-PS far smaller than the model, over the SSD-PS.
 second=$(ls -d "$dir"/ck-full/ckpt-* | sed -n 2p)
 for topo in 1x4 4x1; do
-  train "re$topo" "${topo%x*}" "${topo#*x}" --resume="$second" || { cat "$dir/re$topo.log"; die "resume on $topo failed"; }
+  extra=()
+  [ "$topo" = 1x4 ] && extra=(--mem-cache-gb 0.0002 --ssd-dir "$dir/ssd-re$topo")
+  train "re$topo" "${topo%x*}" "${topo#*x}" --resume="$second" "${extra[@]}" \
+    || { cat "$dir/re$topo.log"; die "resume on $topo failed"; }
   same_as_full "re$topo"
 done
 

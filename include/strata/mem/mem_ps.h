@@ -19,7 +19,8 @@
 // Thread safety: Get and Pin may run concurrently with Get and Pin (64 lock stripes by key
 // hash, each with its own policy, so calls on different stripes never share a lock). Every
 // other call needs external serialization against all calls. Get never writes to the backing store: rows it
-// loads may leave the cache over budget until the next Put, BeginPass, UnpinPass or Flush.
+// loads may leave the cache over budget until the next Put, BeginPass, UnpinPass or Evict
+// (only Evict with evict_in_calls off).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,9 @@ struct MemPsOptions {
   int stripes = 64;                // lock stripes; the capacity is split evenly among them
   int freq_offset = -1;            // byte offset of the row's u32 frequency; -1: count passes
   int bloom_bits_per_key = 10;     // about 1% false positives
+  // Put, BeginPass and UnpinPass evict down to the budget before they return. Off: only
+  // Evict does, for a caller that evicts (and writes dirty victims) off its critical path.
+  bool evict_in_calls = true;
 };
 
 // DRAM bytes a cached row costs beyond its row_bytes: policy entry, hash index node and
@@ -79,6 +83,9 @@ class MemPs : public RowStore {
   // Releases the pins of `pass` and evicts down to the budget. Passes are unpinned in
   // increasing order.
   virtual Status UnpinPass(int pass) = 0;
+
+  // Evicts down to the budget: unpinned rows in policy order, dirty ones written first.
+  virtual Status Evict() = 0;
 
   // Writes every dirty row to the backing store (rows stay cached, now clean), then Syncs
   // it. RowStore::Sync does the same.
