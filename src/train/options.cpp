@@ -48,6 +48,7 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("ssd-dir", "directory of the SSD-PS files (one subfolder per rank)", cxxopts::value<std::string>()->default_value(d.ssd_dir))
       ("ssd-compact-threshold", "stale fraction of an SSD-PS segment that triggers its compaction", cxxopts::value<std::string>()->default_value("0.5"))
       ("prefetch-passes", "passes pulled and staged ahead of training (the Read stage runs one further)", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
+      ("ssd-io", "SSD-PS file I/O: buffered (through the page cache) or direct (O_DIRECT)", cxxopts::value<std::string>()->default_value("buffered"))
       ("pipeline", "on: the stages overlap; off: they run in sequence", cxxopts::value<std::string>()->default_value("on"))
       ("checkpoint-dir", "directory of checkpoints (one is written at the end)", cxxopts::value<std::string>()->default_value(""))
       ("checkpoint-every-passes", "also checkpoint every N passes (0: only at the end)", cxxopts::value<std::string>()->default_value("0"))
@@ -108,6 +109,14 @@ class FlagReader {
     if (ec != std::errc() || ptr != end || text.empty()) {
       return Status::InvalidArgument("--" + flag + ": '" + text + "' is not a valid number");
     }
+    return Status::OK();
+  }
+
+  // A flag with two words: *out = (value == yes).
+  Status TwoWay(const std::string& flag, const std::string& yes, const std::string& no, bool* out) const {
+    const std::string text = Str(flag);
+    if (text != yes && text != no) return Status::InvalidArgument("--" + flag + ": '" + text + "' is not " + yes + " or " + no);
+    *out = text == yes;
     return Status::OK();
   }
 
@@ -233,9 +242,8 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     STRATA_RETURN_IF_ERROR(f.Number("mem-cache-gb", &o.mem_cache_gb));
     STRATA_RETURN_IF_ERROR(f.Number("ssd-compact-threshold", &o.ssd_compact_threshold));
     STRATA_RETURN_IF_ERROR(f.Number("prefetch-passes", &o.prefetch_passes));
-    const std::string pipeline = f.Str("pipeline");
-    if (pipeline != "on" && pipeline != "off") return Status::InvalidArgument("--pipeline: '" + pipeline + "' is not on or off");
-    o.pipeline = pipeline == "on";
+    STRATA_RETURN_IF_ERROR(f.TwoWay("pipeline", "on", "off", &o.pipeline));
+    STRATA_RETURN_IF_ERROR(f.TwoWay("ssd-io", "direct", "buffered", &o.ssd_direct_io));
     STRATA_RETURN_IF_ERROR(f.Number("max-bad-rows", &o.max_bad_rows));
     STRATA_RETURN_IF_ERROR(f.Number("workers-per-rank", &o.workers_per_rank));
     STRATA_RETURN_IF_ERROR(f.Number("threads", &o.threads));

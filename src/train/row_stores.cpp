@@ -40,6 +40,7 @@ Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, RowStore
   so.dir = dir.string();
   so.row_bytes = row_bytes;
   so.compact_threshold = o.ssd_compact_threshold;
+  so.direct_io = o.ssd_direct_io;
   std::unique_ptr<RowStore> ssd;
   STRATA_RETURN_IF_ERROR(OpenSsdStore(so, &ssd));
   MemPsOptions mo;

@@ -38,6 +38,7 @@ expect 2 "\-\-batch-size.*abc" run1 --train "$good" --batch-size abc
 expect 2 "\-\-epochs must be positive" run1 --train "$good" --epochs 0
 expect 2 "\-\-prefetch-passes must be at most 16" run1 --train "$good" --prefetch-passes 17
 expect 2 "\-\-sparse-optimizer.*rmsprop" run1 --train "$good" --sparse-optimizer rmsprop
+expect 2 "\-\-ssd-io: 'dma' is not direct or buffered" run1 --train "$good" --ssd-io dma
 expect 2 "\-\-mlp" run1 --train "$good" --mlp 64,,x
 expect 2 "\-\-train is required" $MPIRUN -np 1 "$TRAIN"
 # A config file with an unknown key names the file and line.

@@ -34,6 +34,7 @@ struct TrainOptions {
   double mem_cache_gb = 0;          // MEM-PS budget per rank; 0: all rows in DRAM, no SSD tier
   std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank
   double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
+  bool ssd_direct_io = false;       // --ssd-io direct: O_DIRECT, no page cache
   int prefetch_passes = 1;          // passes pulled/staged ahead of training, <= kMaxPrefetchPasses
   bool pipeline = true;             // false: the stages run in sequence (for comparison)
   // Checkpoints.
