@@ -144,7 +144,7 @@ class Job {
   PipelineHooks TrainHooks() {
     PipelineHooks h;
     h.serve = [this](int pass, const uint64_t* k, size_t n, uint8_t* r, uint8_t* f) { return Serve(pass, k, n, r, f); };
-    if (stores_.mem) {
+    if (Announcing()) {
       // A pass read ahead: its rows are pinned a pass before its pull, so the evictions in
       // between spare them (strata/mem/cache_policy.h).
       h.announce = [this](int pass, const uint64_t* k, size_t n) {
@@ -160,6 +160,11 @@ class Job {
     return h;
   }
 
+  // With a MEM-PS, the pipeline's Read stage announces each pass's keys (the same keys its
+  // pull will ask for) to their owners, which pin them then; without threads nothing is
+  // announced and the pull pins.
+  bool Announcing() const { return stores_.mem != nullptr && o_.pipeline; }
+
   // Owner side of a pull: rows from the store, absent rows created from (key, seed). A
   // row that an earlier pass still holds (pulled, not yet pushed back) is flagged so the
   // requester refreshes it before training with it. pass < 0: read-only, pins nothing.
@@ -171,7 +176,7 @@ class Job {
     if (n == 0) return Status::OK();
     if (stores_.mem && pass >= 0) {
       std::lock_guard lock(store_mu_);
-      stores_.mem->Pin(keys, n, pass);
+      if (!Announcing()) stores_.mem->Pin(keys, n, pass);  // else pinned when read
       STRATA_RETURN_IF_ERROR(stores_.mem->Evict());
     }
     std::vector<uint8_t> found(n);
