@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <iterator>
 #include <utility>
 
 namespace strata {
@@ -119,8 +118,19 @@ void CachePolicy::PinKey(uint64_t key, int pass) {
   if (h != kNone) {
     Pin(h, pass);
   } else {
-    pending_[key].Add(pass);
+    PinSet one;
+    one.Add(pass);
+    AddPending(key, one);
   }
+}
+
+void CachePolicy::AddPending(uint64_t key, const PinSet& pins) {
+  PinSet& held = pending_[key];
+  pins.ForEach([&](int p) {
+    if (held.Has(p)) return;
+    held.Add(p);
+    pending_keys_[p].push_back(key);
+  });
 }
 
 void CachePolicy::UnpinPass(int pass) {
@@ -139,10 +149,15 @@ void CachePolicy::UnpinPass(int pass) {
     }
     pins_.erase(it);
   }
-  for (auto pending = pending_.begin(); pending != pending_.end();) {
-    if (pending->second.Has(pass)) pending->second.Remove(pass);
-    pending = pending->second.bits == 0 ? pending_.erase(pending) : std::next(pending);
+  auto listed = pending_keys_.find(pass);
+  if (listed == pending_keys_.end()) return;
+  for (uint64_t key : listed->second) {
+    auto pending = pending_.find(key);
+    if (pending == pending_.end() || !pending->second.Has(pass)) continue;  // inserted since
+    pending->second.Remove(pass);
+    if (pending->second.bits == 0) pending_.erase(pending);
   }
+  pending_keys_.erase(listed);
 }
 
 bool CachePolicy::PopVictim(Victim* out, Pins pins) {
@@ -153,7 +168,7 @@ bool CachePolicy::PopVictim(Victim* out, Pins pins) {
   if (h == kNone) return false;
   HeapErase(h);
   Entry& e = entries_[h];
-  if (e.pins != 0) pending_[e.key] = e.pin_set();
+  if (e.pins != 0) AddPending(e.key, e.pin_set());
   e.set_pin_set(PinSet{});
   out->key = e.key;
   out->payload = e.payload;

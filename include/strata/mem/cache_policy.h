@@ -28,7 +28,8 @@
 //
 // Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (two
 // indexed binary heaps: unpinned and pinned rows). About 48 bytes per row plus the hash
-// index; pins of uncached keys wait in a second hash map until the key is inserted.
+// index; pins of uncached keys wait in a second hash map, listed by pass so that releasing
+// a pass visits only its keys, until the key is inserted.
 // Thread safety: none; the cache keeps one policy per lock stripe.
 #pragma once
 
@@ -140,7 +141,7 @@ class CachePolicy {
   // True when a should be evicted before b.
   bool Before(Handle a, Handle b) const;
   std::vector<Handle>& HeapOf(Handle h) { return pinned(h) ? pinned_heap_ : heap_; }
-  void AddPins(Handle h, const PinSet& more);
+  void AddPending(uint64_t key, const PinSet& pins);
   void HeapPush(Handle h);
   void HeapErase(Handle h);
   void HeapFix(Handle h);
@@ -158,6 +159,7 @@ class CachePolicy {
   std::vector<Handle> pinned_heap_;  // pinned rows, in the same order
   std::map<int, std::vector<Handle>> pins_;          // pass -> rows pinned for it (may be stale)
   std::unordered_map<uint64_t, PinSet> pending_;     // absent key -> its pins
+  std::map<int, std::vector<uint64_t>> pending_keys_;  // pass -> keys pending for it (may be stale)
 };
 
 }  // namespace strata
