@@ -8,9 +8,12 @@
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
 // backend returns each worker's gradients in host memory like the host backend does.
 //
-// Every public call returns after its device work has finished. Thread safety as HbmPs:
-// ComputeGradients/Predict of different workers may run concurrently (each uses its own
-// GPU, stream, cuBLAS handle and scratch; peer tables are only read).
+// Each GPU holds its shard of two table sets: the active one trains, the standby one is
+// staged by the Stage-in thread on its own stream with its own upload buffers; SwapIn flips
+// an index. Every public call returns after its device work has finished. Thread safety as
+// HbmPs: ComputeGradients/Predict of different workers may run concurrently (each uses its
+// own GPU, stream, cuBLAS handle and scratch; peer tables are only read), and BeginStage/
+// Stage beside any call but SwapIn.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -53,15 +56,25 @@ class DeviceScope {
 
 // One GPU: its shard of the pass, its dense replica, and scratch for its worker's batches.
 struct Worker {
-  Worker(int dev, size_t row_bytes, const Mlp& model) : device(dev), table(row_bytes), mlp(model) {}
+  Worker(int dev, size_t row_bytes, const Mlp& model)
+      : device(dev), tables{GpuHashTable(row_bytes), GpuHashTable(row_bytes)}, mlp(model) {}
   ~Worker() {
     if (stream != nullptr) cudaStreamDestroy(stream);
+    if (stage.stream != nullptr) cudaStreamDestroy(stage.stream);
   }
 
   int device;
   cudaStream_t stream = nullptr;
-  GpuHashTable table;
-  DeviceBuffer<TableView> views;  // (G) every shard's view, for lookups across shards
+  // The two table sets' shards on this GPU (CudaHbmPs::active_ picks the training one),
+  // and per set every shard's view, for lookups across shards: views[set] (G).
+  GpuHashTable tables[2];
+  DeviceBuffer<TableView> views[2];
+  // The Stage-in thread's own stream and upload buffers, so staging overlaps training.
+  struct {
+    cudaStream_t stream = nullptr;
+    DeviceBuffer<uint64_t> keys;
+    DeviceBuffer<uint8_t> rows;
+  } stage;
   DeviceBuffer<float> params, m, v, grad;
   CublasMlp mlp;
   DeviceBatchIndex index;
@@ -85,13 +98,15 @@ class CudaHbmPs final : public HbmPs {
   explicit CudaHbmPs(const HbmOptions& o)
       : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), max_batch_(o.max_batch) {
     for (int g = 0; g < o.workers; ++g) workers_.push_back(std::make_unique<Worker>(g, layout_.bytes(), mlp_));
-    parts_.resize(o.workers);
+    bulk_.parts.resize(o.workers);
+    staging_.parts.resize(o.workers);
   }
 
   ~CudaHbmPs() override {
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
       if (w->stream != nullptr) cudaStreamSynchronize(w->stream);
+      if (w->stage.stream != nullptr) cudaStreamSynchronize(w->stage.stream);
       w.reset();
     }
   }
@@ -104,6 +119,7 @@ class CudaHbmPs final : public HbmPs {
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
       STRATA_CUDA_TRY(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+      STRATA_CUDA_TRY(cudaStreamCreateWithFlags(&w->stage.stream, cudaStreamNonBlocking));
       STRATA_RETURN_IF_ERROR(Upload(params.data(), P, w->stream, &w->params));
       if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
         STRATA_RETURN_IF_ERROR(w->m.Reserve(P));
@@ -138,57 +154,43 @@ class CudaHbmPs final : public HbmPs {
   size_t num_dense_params() const override { return mlp_.num_params(); }
   std::string name() const override { return "cuda"; }
 
-  Status BeginPass(int pass, size_t expected_keys) override {
-    pass_ = pass;
-    const size_t capacity = ShardCapacity(expected_keys, workers_.size());
-    std::vector<TableView> views;
-    for (auto& w : workers_) {
-      DeviceScope scope(w->device);
-      STRATA_RETURN_IF_ERROR(w->table.Reset(pass, capacity, w->stream));
-      views.push_back(w->table.view());
-    }
-    for (auto& w : workers_) {
-      DeviceScope scope(w->device);
-      STRATA_RETURN_IF_ERROR(Upload(views.data(), views.size(), w->stream, &w->views));
-      STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
-    }
-    return Status::OK();
-  }
+  Status BeginPass(int pass, size_t expected_keys) override { return ResetSet(active_, pass, expected_keys, false); }
 
   Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) override {
-    const size_t rb = layout_.bytes();
-    SplitByShard(keys, n);
-    for (size_t g = 0; g < workers_.size(); ++g) {
-      Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = parts_[g];
-      if (part.empty()) continue;
-      DeviceScope scope(w.device);
-      GatherHost(keys, rows, rb, part);
-      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), part.size(), w.stream, &w.keys));
-      STRATA_RETURN_IF_ERROR(Upload(part_bytes_.data(), part_bytes_.size(), w.stream, &w.staged));
-      STRATA_RETURN_IF_ERROR(
-          w.table.Insert(w.keys.get(), part.size(), reinterpret_cast<const uint32_t*>(w.staged.get()), w.stream));
-    }
+    return InsertInto(active_, keys, n, rows, false);
+  }
+
+  Status BeginStage(int pass, size_t expected_keys) override {
+    return ResetSet(active_ ^ 1, pass, expected_keys, true);
+  }
+
+  Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    return InsertInto(active_ ^ 1, keys, n, rows, true);
+  }
+
+  // Staging synchronized its stream before returning, so the staged set is complete.
+  Status SwapIn() override {
+    active_ ^= 1;
     return Status::OK();
   }
 
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
     const size_t rb = layout_.bytes();
-    SplitByShard(keys, n);
+    bulk_.Split(keys, n, num_workers());
     for (size_t g = 0; g < workers_.size(); ++g) {
       Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = parts_[g];
+      const std::vector<uint32_t>& part = bulk_.parts[g];
       if (part.empty()) continue;
       DeviceScope scope(w.device);
-      GatherHost(keys, nullptr, rb, part);
-      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), part.size(), w.stream, &w.keys));
+      bulk_.Gather(keys, nullptr, rb, part);
+      STRATA_RETURN_IF_ERROR(Upload(bulk_.keys.data(), part.size(), w.stream, &w.keys));
       STRATA_RETURN_IF_ERROR(w.staged.Reserve(part.size() * rb));
-      STRATA_RETURN_IF_ERROR(
-          w.table.Export(w.keys.get(), part.size(), reinterpret_cast<uint32_t*>(w.staged.get()), w.stream));
-      part_bytes_.resize(part.size() * rb);
-      STRATA_RETURN_IF_ERROR(Download(w.staged.get(), part_bytes_.size(), w.stream, part_bytes_.data()));
+      STRATA_RETURN_IF_ERROR(w.tables[active_].Export(w.keys.get(), part.size(),
+                                                      reinterpret_cast<uint32_t*>(w.staged.get()), w.stream));
+      bulk_.bytes.resize(part.size() * rb);
+      STRATA_RETURN_IF_ERROR(Download(w.staged.get(), bulk_.bytes.size(), w.stream, bulk_.bytes.data()));
       STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
-      for (size_t i = 0; i < part.size(); ++i) std::memcpy(rows + part[i] * rb, &part_bytes_[i * rb], rb);
+      for (size_t i = 0; i < part.size(); ++i) std::memcpy(rows + part[i] * rb, &bulk_.bytes[i * rb], rb);
     }
     return Status::OK();
   }
@@ -246,32 +248,33 @@ class CudaHbmPs final : public HbmPs {
 
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
     const int dim = spec_.embedding_dim;
-    SplitByShard(keys, n);
+    bulk_.Split(keys, n, num_workers());
     Status missing;
     for (size_t g = 0; g < workers_.size(); ++g) {
       Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = parts_[g];
+      const std::vector<uint32_t>& part = bulk_.parts[g];
       if (part.empty()) continue;
       const size_t m = part.size();
       DeviceScope scope(w.device);
-      GatherHost(keys, reinterpret_cast<const uint8_t*>(grads), dim * sizeof(float), part);
+      bulk_.Gather(keys, reinterpret_cast<const uint8_t*>(grads), dim * sizeof(float), part);
       part_counts_.resize(m);
       for (size_t i = 0; i < m; ++i) part_counts_[i] = counts[part[i]];
-      STRATA_RETURN_IF_ERROR(Upload(part_keys_.data(), m, w.stream, &w.keys));
-      STRATA_RETURN_IF_ERROR(Upload(part_bytes_.data(), part_bytes_.size(), w.stream, &w.staged));
+      STRATA_RETURN_IF_ERROR(Upload(bulk_.keys.data(), m, w.stream, &w.keys));
+      STRATA_RETURN_IF_ERROR(Upload(bulk_.bytes.data(), bulk_.bytes.size(), w.stream, &w.staged));
       STRATA_RETURN_IF_ERROR(Upload(part_counts_.data(), m, w.stream, &w.counts));
       STRATA_RETURN_IF_ERROR(w.rows.Reserve(m));
       STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
       // views + g with no shard list: every key is looked up in this GPU's own shard.
       STRATA_RETURN_IF_ERROR(
-          ResolveRows(w.views.get() + g, nullptr, w.keys.get(), m, w.rows.get(), w.missing.get(), w.stream));
+          ResolveRows(w.views[active_].get() + g, nullptr, w.keys.get(), m, w.rows.get(), w.missing.get(), w.stream));
       STRATA_RETURN_IF_ERROR(LaunchSparseApply(w.rows.get(), reinterpret_cast<const float*>(w.staged.get()),
-                                               w.counts.get(), m, spec_, static_cast<uint32_t>(pass_), w.stream));
+                                               w.counts.get(), m, spec_, static_cast<uint32_t>(set_pass_[active_]),
+                                               w.stream));
       uint32_t first_missing = kNoRow;
       STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
       STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
       if (first_missing != kNoRow && missing.ok()) {
-        missing = Status::NotFound("ApplySparse: key " + std::to_string(part_keys_[first_missing]) +
+        missing = Status::NotFound("ApplySparse: key " + std::to_string(bulk_.keys[first_missing]) +
                                    " not in the HBM-PS");
       }
     }
@@ -335,23 +338,69 @@ class CudaHbmPs final : public HbmPs {
   }
 
  private:
-  // parts_[g] = positions i (ascending) of the keys whose shard is g.
-  void SplitByShard(const uint64_t* keys, size_t n) {
-    const int G = num_workers();
-    for (auto& p : parts_) p.clear();
-    for (size_t i = 0; i < n; ++i) parts_[G == 1 ? 0 : DeviceShard(keys[i], G)].push_back(static_cast<uint32_t>(i));
+  // Host-side split of a bulk call's keys (and their records) by device shard.
+  struct HostParts {
+    std::vector<std::vector<uint32_t>> parts;  // parts[g]: positions (ascending) of shard g's keys
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> bytes;
+
+    void Split(const uint64_t* all, size_t n, int G) {
+      for (auto& p : parts) p.clear();
+      for (size_t i = 0; i < n; ++i) parts[G == 1 ? 0 : DeviceShard(all[i], G)].push_back(static_cast<uint32_t>(i));
+    }
+    // keys = all[part]; bytes = the item_bytes records of items[part] (when given).
+    void Gather(const uint64_t* all, const uint8_t* items, size_t item_bytes, const std::vector<uint32_t>& part) {
+      keys.resize(part.size());
+      for (size_t i = 0; i < part.size(); ++i) keys[i] = all[part[i]];
+      if (items == nullptr) return;
+      bytes.resize(part.size() * item_bytes);
+      for (size_t i = 0; i < part.size(); ++i) std::memcpy(&bytes[i * item_bytes], items + part[i] * item_bytes, item_bytes);
+    }
+  };
+
+  // Empties table set `set` for `pass`, on the training streams or (staging) the stage
+  // streams, and uploads its views to every GPU.
+  Status ResetSet(int set, int pass, size_t expected_keys, bool staging) {
+    const size_t capacity = ShardCapacity(expected_keys, workers_.size());
+    std::vector<TableView> views;
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      STRATA_RETURN_IF_ERROR(w->tables[set].Reset(pass, capacity, StreamOf(*w, staging)));
+      views.push_back(w->tables[set].view());
+    }
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      const cudaStream_t stream = StreamOf(*w, staging);
+      STRATA_RETURN_IF_ERROR(Upload(views.data(), views.size(), stream, &w->views[set]));
+      STRATA_CUDA_TRY(cudaStreamSynchronize(stream));
+    }
+    set_pass_[set] = pass;
+    return Status::OK();
   }
 
-  // part_keys_ = keys[part]; part_bytes_ = the item_bytes records of items[part] (when given).
-  void GatherHost(const uint64_t* keys, const uint8_t* items, size_t item_bytes, const std::vector<uint32_t>& part) {
-    part_keys_.resize(part.size());
-    for (size_t i = 0; i < part.size(); ++i) part_keys_[i] = keys[part[i]];
-    if (items == nullptr) return;
-    part_bytes_.resize(part.size() * item_bytes);
-    for (size_t i = 0; i < part.size(); ++i) {
-      std::memcpy(&part_bytes_[i * item_bytes], items + part[i] * item_bytes, item_bytes);
+  // Inserts (or overwrites) rows into table set `set`, each in its key's shard.
+  Status InsertInto(int set, const uint64_t* keys, size_t n, const uint8_t* rows, bool staging) {
+    const size_t rb = layout_.bytes();
+    HostParts& host = staging ? staging_ : bulk_;
+    host.Split(keys, n, num_workers());
+    for (size_t g = 0; g < workers_.size(); ++g) {
+      Worker& w = *workers_[g];
+      const std::vector<uint32_t>& part = host.parts[g];
+      if (part.empty()) continue;
+      DeviceScope scope(w.device);
+      host.Gather(keys, rows, rb, part);
+      const cudaStream_t stream = StreamOf(w, staging);
+      DeviceBuffer<uint64_t>& dkeys = staging ? w.stage.keys : w.keys;
+      DeviceBuffer<uint8_t>& drows = staging ? w.stage.rows : w.staged;
+      STRATA_RETURN_IF_ERROR(Upload(host.keys.data(), part.size(), stream, &dkeys));
+      STRATA_RETURN_IF_ERROR(Upload(host.bytes.data(), host.bytes.size(), stream, &drows));
+      STRATA_RETURN_IF_ERROR(w.tables[set].Insert(dkeys.get(), part.size(),
+                                                  reinterpret_cast<const uint32_t*>(drows.get()), stream));
     }
+    return Status::OK();
   }
+
+  static cudaStream_t StreamOf(const Worker& w, bool staging) { return staging ? w.stage.stream : w.stream; }
 
   // Uploads the batch, builds its index, resolves and gathers its rows from every shard,
   // pools them into the MLP input and runs the forward pass into w.logits. The lookup's
@@ -363,7 +412,7 @@ class CudaHbmPs final : public HbmPs {
       return Status::InvalidArgument("batch of " + std::to_string(B) + " examples exceeds the HBM-PS max_batch " +
                                      std::to_string(max_batch_));
     }
-    if (w.views.get() == nullptr) return Status::InvalidArgument("HBM-PS: a batch before the first BeginPass");
+    if (w.views[active_].get() == nullptr) return Status::InvalidArgument("HBM-PS: a batch before the first pass");
     const size_t n = batch.keys.size();
     STRATA_RETURN_IF_ERROR(Upload(batch.keys.data(), n, w.stream, &w.keys));
     STRATA_RETURN_IF_ERROR(Upload(batch.offsets.data(), batch.offsets.size(), w.stream, &w.offsets));
@@ -379,7 +428,7 @@ class CudaHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(w.rows.Reserve(k));
     STRATA_RETURN_IF_ERROR(w.emb.Reserve(k * dim));
     STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
-    STRATA_RETURN_IF_ERROR(ResolveRows(w.views.get(), G > 1 ? w.index.shards() : nullptr, w.index.keys(), k,
+    STRATA_RETURN_IF_ERROR(ResolveRows(w.views[active_].get(), G > 1 ? w.index.shards() : nullptr, w.index.keys(), k,
                                        w.rows.get(), w.missing.get(), w.stream));
     STRATA_RETURN_IF_ERROR(CopyRowsOut(w.rows.get(), k, dim, reinterpret_cast<uint32_t*>(w.emb.get()), w.stream));
     STRATA_RETURN_IF_ERROR(w.input.Reserve(static_cast<size_t>(B) * in));
@@ -414,12 +463,12 @@ class CudaHbmPs final : public HbmPs {
   Mlp mlp_;
   int max_batch_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  int pass_ = 0;
   int64_t steps_ = 0;
-  // Host staging of the bulk calls (Insert, Export, ApplySparse), which never overlap.
-  std::vector<std::vector<uint32_t>> parts_;
-  std::vector<uint64_t> part_keys_;
-  std::vector<uint8_t> part_bytes_;
+  int active_ = 0;         // the table set in training; the other one is staged
+  int set_pass_[2] = {};   // the pass each table set holds
+  // Host staging of the bulk calls (Insert, Export, ApplySparse), which never overlap, and
+  // of the Stage-in thread's calls, which may overlap them.
+  HostParts bulk_, staging_;
   std::vector<uint32_t> part_counts_;
 };
 

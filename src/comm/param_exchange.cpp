@@ -6,120 +6,141 @@
 #include <cassert>
 #include <cstring>
 
-#include "comm/wire.h"
+#include "strata/comm/wire.h"
 #include "strata/common/partition.h"
 
 namespace strata {
 namespace {
 
-// The keys' wire messages to their owners, in the keys' order; position (optional) gets,
-// per owner, the index in keys of each key sent there.
-std::vector<std::string> KeysByOwner(const std::vector<uint64_t>& keys, int ranks,
-                                     std::vector<std::vector<size_t>>* position) {
-  std::vector<std::string> send(ranks);
+std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
+  std::vector<uint64_t> keys(bytes.size() / sizeof(uint64_t));
+  std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(uint64_t));
+  return keys;
+}
+
+// Appends a (key, count, grad) record, growing the buffer geometrically.
+void PutGradRecord(std::string* out, uint64_t key, uint32_t count, const float* grad, size_t grad_bytes) {
+  const size_t record = sizeof(key) + sizeof(count) + grad_bytes;
+  if (out->capacity() < out->size() + record) out->reserve(2 * out->size() + 64 * record);
+  wire::Put(out, key);
+  wire::Put(out, count);
+  wire::PutBytes(out, grad, grad_bytes);
+}
+
+}  // namespace
+
+ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
+    : comm_(comm), server_(server), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
+
+Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
+                                   std::vector<std::vector<size_t>>* position) {
+  const int ranks = comm_->size();
+  std::vector<std::string> send(ranks), recv;
   if (position) position->assign(ranks, {});
   for (size_t i = 0; i < keys.size(); ++i) {
     const int owner = OwnerRank(keys[i], ranks);
     wire::Put(&send[owner], keys[i]);
     if (position) (*position)[owner].push_back(i);
   }
-  return send;
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
+  asked->clear();
+  for (const std::string& r : recv) asked->push_back(DecodeKeys(r));
+  return Status::OK();
 }
 
-}  // namespace
-
-Status ParamExchange::Pull(const std::vector<uint64_t>& keys, const RowServer& serve,
-                           std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
-                           PassRouting* routing) {
-  if (comm_->size() == 1) return PullLocal(keys, serve, rows, flags, routing);
-  const int ranks = comm_->size();
-  std::vector<std::string> recv;
-  std::vector<std::vector<size_t>> position;  // where each sent key's row goes
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(KeysByOwner(keys, ranks, &position), &recv));
-
-  // Owner side: serve every requested key, note subscribers and pick returners.
-  std::vector<std::string> reply(ranks);
-  if (routing) {
-    size_t asked_total = 0;
-    for (const std::string& r : recv) asked_total += r.size() / sizeof(uint64_t);
-    routing->index_of.Reset(asked_total);
-    routing->sub_begin.assign(1, 0);
-    routing->sub_ranks.clear();
+Status ParamExchange::Announce(int pass, const std::vector<uint64_t>& keys) {
+  std::vector<std::vector<uint64_t>> asked;
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, nullptr));
+  for (const std::vector<uint64_t>& told : asked) {
+    STRATA_RETURN_IF_ERROR(server_->Announce(pass, told.data(), told.size()));
   }
+  return Status::OK();
+}
+
+// Owner side of a pull: serve every requested key, note its subscribers (ranks arrive in
+// ascending order, so the first is the lowest: the returner), and hold the pass.
+Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
+                                std::vector<std::string>* reply) {
+  size_t asked_total = 0;
+  for (const auto& a : asked) asked_total += a.size();
+  auto owned = std::make_shared<KeyIndex>();
+  owned->Reset(asked_total);
   std::vector<std::vector<int>> subs;  // per owned key, subscriber ranks in ascending order
-  for (int r = 0; r < ranks; ++r) {
-    const size_t n = recv[r].size() / sizeof(uint64_t);
-    std::vector<uint64_t> asked(n);
-    std::memcpy(asked.data(), recv[r].data(), recv[r].size());
-    std::vector<uint8_t> served(n * row_bytes_), served_flags(n, 0);
-    STRATA_RETURN_IF_ERROR(serve(asked.data(), n, served.data(), served_flags.data()));
-    reply[r].reserve(n * (row_bytes_ + 2));
+  reply->assign(asked.size(), std::string());
+  Status local;
+  for (size_t r = 0; r < asked.size(); ++r) {
+    const size_t n = asked[r].size();
+    std::vector<uint8_t> rows(n * row_bytes_), held(n, 0);
+    if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, rows.data(), held.data());
+    (*reply)[r].reserve(n * (row_bytes_ + 2));
     for (size_t i = 0; i < n; ++i) {
-      uint8_t is_returner = 0;
-      if (routing) {
-        auto [slot, fresh] = routing->index_of.Insert(asked[i]);
-        if (fresh) subs.emplace_back();
-        is_returner = subs[slot].empty();  // ranks arrive in ascending order
-        subs[slot].push_back(r);
-      }
-      wire::Put(&reply[r], is_returner);
-      wire::Put(&reply[r], served_flags[i]);
-      wire::PutBytes(&reply[r], &served[i * row_bytes_], row_bytes_);
+      auto [slot, fresh] = owned->Insert(asked[r][i]);
+      if (fresh) subs.emplace_back();
+      const uint8_t is_returner = subs[slot].empty();
+      subs[slot].push_back(static_cast<int>(r));
+      wire::Put(&(*reply)[r], is_returner);
+      wire::Put(&(*reply)[r], held[i]);
+      wire::PutBytes(&(*reply)[r], &rows[i * row_bytes_], row_bytes_);
     }
   }
-  if (routing) {
-    for (const std::vector<int>& s : subs) {
-      routing->sub_ranks.insert(routing->sub_ranks.end(), s.begin(), s.end());
-      routing->sub_begin.push_back(static_cast<uint32_t>(routing->sub_ranks.size()));
-    }
+  routing->sub_begin_.assign(1, 0);
+  routing->sub_ranks_.clear();
+  for (const std::vector<int>& s : subs) {
+    routing->sub_ranks_.insert(routing->sub_ranks_.end(), s.begin(), s.end());
+    routing->sub_begin_.push_back(static_cast<uint32_t>(routing->sub_ranks_.size()));
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(reply, &recv));
+  routing->owned_ = owned;
+  if (local.ok()) server_->Hold(pass, std::move(owned));
+  return local;
+}
 
+Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uint8_t>* rows,
+                           std::vector<uint8_t>* held, PassRouting* routing) {
+  std::vector<std::vector<uint64_t>> asked;
+  std::vector<std::vector<size_t>> position;  // where each sent key's row goes
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, &position));
+  std::vector<std::string> reply, recv;
+  const Status served = ServePull(pass, asked, routing, &reply);
+  asked.clear();
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
+  STRATA_RETURN_IF_ERROR(served);
+
+  routing->pass_ = pass;
+  routing->returner_.assign(keys.size(), 0);
   rows->resize(keys.size() * row_bytes_);
-  flags->assign(keys.size(), 0);
-  if (routing) {
-    routing->keys = keys;
-    routing->returner.assign(keys.size(), 0);
-  }
-  for (int r = 0; r < ranks; ++r) {
+  held->assign(keys.size(), 0);
+  for (size_t r = 0; r < recv.size(); ++r) {
     wire::Reader in(recv[r]);
     for (size_t i : position[r]) {
-      const uint8_t is_returner = in.Get<uint8_t>();
-      if (routing) routing->returner[i] = is_returner;
-      (*flags)[i] = in.Get<uint8_t>();
+      routing->returner_[i] = in.Get<uint8_t>();
+      (*held)[i] = in.Get<uint8_t>();
       std::memcpy(rows->data() + i * row_bytes_, in.Take(row_bytes_), row_bytes_);
     }
+    std::string().swap(recv[r]);
   }
+  routing->keys_ = std::move(keys);
   return Status::OK();
 }
 
-Status ParamExchange::Announce(const std::vector<uint64_t>& keys, const KeySink& tell) {
-  if (comm_->size() == 1) return tell(keys.data(), keys.size());
-  std::vector<std::string> recv;
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(KeysByOwner(keys, comm_->size(), nullptr), &recv));
-  for (const std::string& r : recv) {
-    std::vector<uint64_t> told(r.size() / sizeof(uint64_t));
-    std::memcpy(told.data(), r.data(), r.size());
-    STRATA_RETURN_IF_ERROR(tell(told.data(), told.size()));
+Status ParamExchange::PullReadOnly(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) {
+  std::vector<std::vector<uint64_t>> asked;
+  std::vector<std::vector<size_t>> position;
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, &position));
+  std::vector<std::string> reply(asked.size()), recv;
+  Status local;
+  for (size_t r = 0; r < asked.size(); ++r) {
+    reply[r].resize(asked[r].size() * row_bytes_);
+    if (local.ok()) {
+      local = server_->PullReadOnly(asked[r].data(), asked[r].size(), reinterpret_cast<uint8_t*>(reply[r].data()));
+    }
   }
-  return Status::OK();
-}
-
-// One rank: every key is local and this rank its only subscriber.
-Status ParamExchange::PullLocal(const std::vector<uint64_t>& keys, const RowServer& serve,
-                                std::vector<uint8_t>* rows, std::vector<uint8_t>* flags,
-                                PassRouting* routing) {
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
+  STRATA_RETURN_IF_ERROR(local);
   rows->resize(keys.size() * row_bytes_);
-  flags->assign(keys.size(), 0);
-  STRATA_RETURN_IF_ERROR(serve(keys.data(), keys.size(), rows->data(), flags->data()));
-  if (routing) {
-    routing->keys = keys;
-    routing->returner.assign(keys.size(), 1);
-    routing->index_of.Reset(keys.size());
-    for (uint64_t k : keys) routing->index_of.Insert(k);
-    routing->sub_begin.resize(keys.size() + 1);
-    for (size_t i = 0; i <= keys.size(); ++i) routing->sub_begin[i] = static_cast<uint32_t>(i);
-    routing->sub_ranks.assign(keys.size(), 0);
+  for (size_t r = 0; r < recv.size(); ++r) {
+    for (size_t j = 0; j < position[r].size(); ++j) {
+      std::memcpy(rows->data() + position[r][j] * row_bytes_, recv[r].data() + j * row_bytes_, row_bytes_);
+    }
   }
   return Status::OK();
 }
@@ -144,63 +165,47 @@ void ParamExchange::AddToSum(uint64_t key, uint32_t count, const float* g) {
   }
 }
 
-Status ParamExchange::ReduceGradients(const PassRouting& routing,
-                                      const std::vector<SparseGradView>& workers,
+// Owner side: each summed key goes to every rank that subscribed to it this pass.
+void ParamExchange::SendSums(const PassRouting& routing) {
+  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  send_.assign(comm_->size(), std::string());
+  for (size_t s = 0; s < sum_keys_.size(); ++s) {
+    const uint32_t slot = routing.owned_->Find(sum_keys_[s]);
+    assert(slot != KeyIndex::kNone);
+    for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
+      PutGradRecord(&send_[routing.sub_ranks_[j]], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_], grad_bytes);
+    }
+  }
+}
+
+Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
-  if (comm_->size() == 1) {  // workers in order, no wire format
-    size_t total = 0;
-    for (const SparseGradView& v : workers) total += v.n;
-    BeginSum(total);
-    for (const SparseGradView& v : workers) {
-      for (size_t i = 0; i < v.n; ++i) AddToSum(v.keys[i], v.counts[i], v.grads + i * dim_);
-    }
-    keys->swap(sum_keys_);
-    counts->swap(sum_counts_);
-    grads->swap(sum_grads_);
-    return Status::OK();
-  }
   const int ranks = comm_->size();
   const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
   const size_t record = sizeof(uint64_t) + sizeof(uint32_t) + grad_bytes;
   send_.assign(ranks, std::string());
   for (const SparseGradView& v : workers) {
     for (size_t i = 0; i < v.n; ++i) {
-      std::string& out = send_[OwnerRank(v.keys[i], ranks)];
-      if (out.capacity() < out.size() + record) out.reserve(2 * out.size() + 64 * record);
-      wire::Put(&out, v.keys[i]);
-      wire::Put(&out, v.counts[i]);
-      wire::PutBytes(&out, v.grads + i * dim_, grad_bytes);
+      PutGradRecord(&send_[OwnerRank(v.keys[i], ranks)], v.keys[i], v.counts[i], v.grads + i * dim_, grad_bytes);
     }
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send_, &recv_));
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send_), &recv_));
 
-  // Owner side: ranks in ascending order and workers in order inside each, so every key's
+  // Ranks in ascending order and workers in order inside each, so every key's
   // contributions are added in global worker order.
   size_t arrived = 0;
   for (const std::string& r : recv_) arrived += r.size() / record;
   BeginSum(arrived);
-  for (int r = 0; r < ranks; ++r) {
-    wire::Reader in(recv_[r]);
-    while (!in.done()) {
+  for (const std::string& r : recv_) {
+    for (wire::Reader in(r); !in.done();) {
       const uint64_t key = in.Get<uint64_t>();
       const uint32_t count = in.Get<uint32_t>();
       AddToSum(key, count, reinterpret_cast<const float*>(in.Take(grad_bytes)));
     }
   }
-  send_.assign(ranks, std::string());
-  for (size_t s = 0; s < sum_keys_.size(); ++s) {
-    const uint32_t slot = routing.index_of.Find(sum_keys_[s]);
-    assert(slot != KeyIndex::kNone);
-    for (uint32_t j = routing.sub_begin[slot]; j < routing.sub_begin[slot + 1]; ++j) {
-      std::string& out = send_[routing.sub_ranks[j]];
-      if (out.capacity() < out.size() + record) out.reserve(2 * out.size() + 64 * record);
-      wire::Put(&out, sum_keys_[s]);
-      wire::Put(&out, sum_counts_[s]);
-      wire::PutBytes(&out, &sum_grads_[s * dim_], grad_bytes);
-    }
-  }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send_, &recv_));
+  SendSums(routing);
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send_), &recv_));
 
   size_t total = 0;
   for (const std::string& r : recv_) total += r.size() / record;
@@ -208,9 +213,8 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing,
   counts->resize(total);
   grads->resize(total * dim_);
   size_t at = 0;
-  for (int r = 0; r < ranks; ++r) {
-    wire::Reader in(recv_[r]);
-    for (; !in.done(); ++at) {
+  for (const std::string& r : recv_) {
+    for (wire::Reader in(r); !in.done(); ++at) {
       (*keys)[at] = in.Get<uint64_t>();
       (*counts)[at] = in.Get<uint32_t>();
       std::memcpy(grads->data() + at * dim_, in.Take(grad_bytes), grad_bytes);
@@ -219,47 +223,43 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing,
   return Status::OK();
 }
 
-Status ParamExchange::PushBack(const PassRouting& routing, const uint8_t* rows, const RowSink& store) {
-  if (comm_->size() == 1) return store(routing.keys.data(), routing.keys.size(), rows);
+// On the wire each owner's part is its keys, then their rows, so the owner stores
+// straight from the received bytes.
+Status ParamExchange::PushBack(const PassRouting& routing, std::vector<uint8_t>* rows) {
   const int ranks = comm_->size();
+  std::vector<std::vector<size_t>> home(ranks);
+  for (size_t i = 0; i < routing.keys_.size(); ++i) {
+    if (routing.returner_[i]) home[OwnerRank(routing.keys_[i], ranks)].push_back(i);
+  }
   std::vector<std::string> send(ranks), recv;
-  for (size_t i = 0; i < routing.keys.size(); ++i) {
-    if (!routing.returner[i]) continue;
-    std::string& out = send[OwnerRank(routing.keys[i], ranks)];
-    wire::Put(&out, routing.keys[i]);
-    wire::PutBytes(&out, rows + i * row_bytes_, row_bytes_);
-  }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
   for (int r = 0; r < ranks; ++r) {
-    const size_t n = recv[r].size() / (sizeof(uint64_t) + row_bytes_);
-    std::vector<uint64_t> keys(n);
-    std::vector<uint8_t> got(n * row_bytes_);
-    wire::Reader in(recv[r]);
-    for (size_t i = 0; i < n; ++i) {
-      keys[i] = in.Get<uint64_t>();
-      std::memcpy(&got[i * row_bytes_], in.Take(row_bytes_), row_bytes_);
-    }
-    STRATA_RETURN_IF_ERROR(store(keys.data(), n, got.data()));
+    send[r].reserve(home[r].size() * (sizeof(uint64_t) + row_bytes_));
+    for (size_t i : home[r]) wire::Put(&send[r], routing.keys_[i]);
+    for (size_t i : home[r]) wire::PutBytes(&send[r], rows->data() + i * row_bytes_, row_bytes_);
   }
-  return Status::OK();
+  std::vector<uint8_t>().swap(*rows);
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
+  Status local;
+  for (std::string& part : recv) {
+    const size_t n = part.size() / (sizeof(uint64_t) + row_bytes_);
+    const auto* keys = reinterpret_cast<const uint64_t*>(part.data());
+    const auto* got = reinterpret_cast<const uint8_t*>(part.data() + n * sizeof(uint64_t));
+    if (local.ok()) local = server_->Store(keys, n, got);
+    std::string().swap(part);
+  }
+  if (local.ok()) local = server_->Release(routing.pass_);
+  return local;
 }
 
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
   const int ranks = comm_->size();
-  if (ranks == 1) {  // the same worker-ordered sum, without the wire
-    std::copy(local[0], local[0] + n_, sum);
-    for (size_t w = 1; w < local.size(); ++w) {
-      for (size_t i = 0; i < n_; ++i) sum[i] += local[w][i];
-    }
-    return Status::OK();
-  }
   auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
   std::vector<std::string> send(ranks), recv;
   for (int r = 0; r < ranks; ++r) {
     const size_t b = slice_begin(r), e = slice_begin(r + 1);
     for (const float* g : local) wire::PutBytes(&send[r], g + b, (e - b) * sizeof(float));
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(send, &recv));
+  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
   const size_t b = slice_begin(comm_->rank()), len = slice_begin(comm_->rank() + 1) - b;
   std::vector<float> mine(len);
   bool first = true;

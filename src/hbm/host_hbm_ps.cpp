@@ -1,6 +1,8 @@
 // Host HBM-PS backend: G virtual devices on CPU threads. Rows of the pass live in G
-// HostTable shards (DeviceShard); the dense parameters have one replica, since every
-// virtual device of a rank shares its memory and all replicas would be identical anyway.
+// HostTable shards (DeviceShard), in two sets: the active one trains, the standby one is
+// filled by the Stage-in thread, and SwapIn flips an index. The dense parameters have one
+// replica, since every virtual device of a rank shares its memory and all replicas would
+// be identical anyway.
 // Workers' forward/backward run concurrently (one Mlp::Workspace each); the MLP goes
 // through OpenBLAS, whose own threads are used only when one worker runs at a time.
 #include <cblas.h>
@@ -27,10 +29,8 @@ class HostHbmPs final : public HbmPs {
   explicit HostHbmPs(const HbmOptions& o)
       : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), pool_(std::max(1, o.threads)),
         optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, mlp_.num_params()) {
-    for (int g = 0; g < o.workers; ++g) {
-      shards_.emplace_back(layout_.bytes());
-      workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch), {}, {}, {}, {}});
-    }
+    for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
+    for (int g = 0; g < o.workers; ++g) workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch), {}, {}, {}, {}});
     params_.resize(mlp_.num_params());
     mlp_.InitParams(spec_.seed, params_.data());
     // Concurrent workers each take a core; a lone worker lets OpenBLAS use them all.
@@ -42,16 +42,25 @@ class HostHbmPs final : public HbmPs {
   std::string name() const override { return "host"; }
 
   Status BeginPass(int pass, size_t expected_keys) override {
-    pass_ = pass;
-    for (HostTable& t : shards_) t.Reset(ShardCapacity(expected_keys, shards_.size()));
+    active().Reset(pass, expected_keys);
     return Status::OK();
   }
 
   Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) override {
-    const size_t rb = layout_.bytes();
-    for (size_t i = 0; i < n; ++i) {
-      STRATA_RETURN_IF_ERROR(Shard(keys[i]).Insert(keys[i], rows + i * rb));
-    }
+    return active().Insert(keys, n, rows, layout_.bytes());
+  }
+
+  Status BeginStage(int pass, size_t expected_keys) override {
+    standby().Reset(pass, expected_keys);
+    return Status::OK();
+  }
+
+  Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    return standby().Insert(keys, n, rows, layout_.bytes());
+  }
+
+  Status SwapIn() override {
+    active_ ^= 1;
     return Status::OK();
   }
 
@@ -110,7 +119,7 @@ class HostHbmPs final : public HbmPs {
         }
         ApplySparseRow(spec_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
         layout_.SetFreq(row, layout_.Freq(row) + counts[i]);
-        layout_.SetLastPass(row, static_cast<uint32_t>(pass_));
+        layout_.SetLastPass(row, static_cast<uint32_t>(active().pass));
       }
     });
     return missing;
@@ -147,7 +156,25 @@ class HostHbmPs final : public HbmPs {
     std::vector<float> logits;  // (B), then dlogits
   };
 
-  HostTable& Shard(uint64_t key) { return shards_[DeviceShard(key, static_cast<int>(shards_.size()))]; }
+  // One pass's rows: a HostTable per virtual device.
+  struct TableSet {
+    int pass = 0;
+    std::vector<HostTable> shards;
+
+    void Reset(int p, size_t expected_keys) {
+      pass = p;
+      for (HostTable& t : shards) t.Reset(ShardCapacity(expected_keys, shards.size()));
+    }
+    HostTable& Shard(uint64_t key) { return shards[DeviceShard(key, static_cast<int>(shards.size()))]; }
+    Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows, size_t row_bytes) {
+      for (size_t i = 0; i < n; ++i) STRATA_RETURN_IF_ERROR(Shard(keys[i]).Insert(keys[i], rows + i * row_bytes));
+      return Status::OK();
+    }
+  };
+
+  TableSet& active() { return sets_[active_]; }
+  TableSet& standby() { return sets_[active_ ^ 1]; }
+  HostTable& Shard(uint64_t key) { return active().Shard(key); }
 
   // Builds the batch's gather index and the MLP input: sum-pooled embeddings per slot,
   // then the dense features.
@@ -195,11 +222,12 @@ class HostHbmPs final : public HbmPs {
   RowLayout layout_;
   Mlp mlp_;
   ThreadPool pool_;
-  std::vector<HostTable> shards_;
+  // The active set trains; the standby set is staged by another thread (HbmPs).
+  TableSet sets_[2];
+  int active_ = 0;
   std::vector<Worker> workers_;
   std::vector<float> params_;
   DenseOptimizer optimizer_;
-  int pass_ = 0;
 };
 
 }  // namespace

@@ -5,62 +5,71 @@
 #include <cstring>
 
 #include "strata/ckpt/checkpoint.h"
+#include "strata/comm/wire.h"
 #include "strata/common/fault_point.h"
 
 namespace strata {
 
-Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store,
-                           std::shared_mutex& store_mu) {
+bool Checkpointer::PeriodicDue(int passes) const {
+  return enabled() && o_.checkpoint_every_passes > 0 && passes % o_.checkpoint_every_passes == 0;
+}
+
+Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, ShardServer* server) {
   STRATA_RETURN_IF_ERROR(WriteOne(o_.checkpoint_dir, ckpt::CheckpointName(progress.passes), 0, 0,
-                                  o_.keep_checkpoints, progress, hbm, store, store_mu));
+                                  o_.keep_checkpoints, progress, hbm, server));
+  last_written_ = progress.passes;
   if (o_.export_delta_dir.empty()) return Status::OK();
   // The first export holds every row (the base); each later one the rows trained since.
   const uint32_t min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
   STRATA_RETURN_IF_ERROR(WriteOne(o_.export_delta_dir, ckpt::DeltaName(++exports_), min_last_pass,
-                                  std::max<int64_t>(0, last_export_pass_), 0, progress, hbm, store, store_mu));
+                                  std::max<int64_t>(0, last_export_pass_), 0, progress, hbm, server));
   last_export_pass_ = progress.passes;
   return Status::OK();
 }
 
+ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_t min_last_pass,
+                                          int64_t base_pass) const {
+  ckpt::CheckpointMeta meta;
+  meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
+  meta.flags = o_.command_line;
+  meta.model = o_.model;
+  meta.pass = progress.passes;
+  meta.epoch = progress.epoch;
+  meta.examples = progress.examples;
+  meta.global_step = progress.steps;
+  meta.ranks = comm_->size();
+  meta.workers = comm_->size() * o_.workers_per_rank;
+  meta.base_pass = base_pass;
+  meta.min_last_pass = min_last_pass;
+  return meta;
+}
+
 Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                               int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                              RowStore& store, std::shared_mutex& store_mu) {
+                              ShardServer* server) {
   const std::string tmp = dir + "/" + ckpt::TmpName(final_name);
   const RowLayout layout{o_.model.embedding_dim};
   ckpt::RankFileInfo info;
-  Status local;
-  {
-    std::lock_guard lock(store_mu);
-    local = ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, min_last_pass, &info);
-  }
+  Status local = server->WithStore([&](RowStore& store) {
+    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, min_last_pass, &info);
+  });
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   // Every rank's file and data position travel to rank 0.
-  std::string mine(reinterpret_cast<const char*>(&info.rows), sizeof(info.rows));
-  mine.append(reinterpret_cast<const char*>(&info.crc32), sizeof(info.crc32));
-  mine.append(reinterpret_cast<const char*>(progress.local_lines.data()), progress.local_lines.size() * sizeof(uint64_t));
+  std::string mine;
+  wire::Put(&mine, info.rows);
+  wire::Put(&mine, info.crc32);
+  wire::PutBytes(&mine, progress.local_lines.data(), progress.local_lines.size() * sizeof(uint64_t));
   std::vector<std::string> all;
   STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
   if (comm_->rank() == 0) {
-    ckpt::CheckpointMeta meta;
-    meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
-    meta.flags = o_.command_line;
-    meta.model = o_.model;
-    meta.pass = progress.passes;
-    meta.epoch = progress.epoch;
-    meta.examples = progress.examples;
-    meta.global_step = progress.steps;
-    meta.ranks = comm_->size();
-    meta.workers = comm_->size() * o_.workers_per_rank;
-    meta.base_pass = base_pass;
-    meta.min_last_pass = min_last_pass;
+    ckpt::CheckpointMeta meta = MetaOf(progress, min_last_pass, base_pass);
     for (const std::string& part : all) {
+      wire::Reader in(part);
       ckpt::RankFileInfo r;
-      std::memcpy(&r.rows, part.data(), sizeof(r.rows));
-      std::memcpy(&r.crc32, part.data() + sizeof(r.rows), sizeof(r.crc32));
+      r.rows = in.Get<decltype(r.rows)>();
+      r.crc32 = in.Get<decltype(r.crc32)>();
       meta.rank_files.push_back(r);
-      const size_t header = sizeof(r.rows) + sizeof(r.crc32);
-      const uint64_t* lines = reinterpret_cast<const uint64_t*>(part.data() + header);
-      meta.data_position.insert(meta.data_position.end(), lines, lines + (part.size() - header) / sizeof(uint64_t));
+      while (!in.done()) meta.data_position.push_back(in.Get<uint64_t>());
     }
     local = hbm.GetDenseState(&meta.dense);
     if (local.ok()) local = ckpt::WriteMeta(tmp, meta);
@@ -70,7 +79,7 @@ Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_n
   return comm_->AgreeOn(local);
 }
 
-Status Checkpointer::Resume(const ckpt::RowSink& keep_rows, HbmPs* hbm, TrainProgress* progress) {
+Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
   std::string path;
   ckpt::CheckpointMeta meta;
   const std::string from = o_.resume == "LATEST" ? o_.checkpoint_dir : o_.resume;
@@ -85,7 +94,8 @@ Status Checkpointer::Resume(const ckpt::RowSink& keep_rows, HbmPs* hbm, TrainPro
                                     " (ranks x --workers-per-rank must stay the same)");
   }
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-  local = ckpt::LoadOwnedRows(path, meta, comm_->rank(), comm_->size(), keep_rows);
+  local = ckpt::LoadOwnedRows(path, meta, comm_->rank(), comm_->size(),
+                              [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
   if (local.ok()) local = hbm->SetDenseState(meta.dense);
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   progress->passes = static_cast<int>(meta.pass);

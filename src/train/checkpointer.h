@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,7 @@
 #include "strata/comm/comm.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
-#include "strata/store/row_store.h"
+#include "strata/ps/shard_server.h"
 #include "strata/train/options.h"
 
 namespace strata {
@@ -35,23 +34,31 @@ class Checkpointer {
 
   bool enabled() const { return !o_.checkpoint_dir.empty(); }
 
-  // Writes and publishes the checkpoint of `progress`, then the delta export. The store
-  // is read under store_mu (concurrent pulls of prefetched passes only read it).
-  Status Write(const TrainProgress& progress, const HbmPs& hbm, RowStore& store, std::shared_mutex& store_mu);
+  // The schedule: after `passes` completed passes, whether a periodic checkpoint is due
+  // (every --checkpoint-every-passes), and at the end whether the final one still is
+  // (none was written after the last pass).
+  bool PeriodicDue(int passes) const;
+  bool FinalDue(int passes) const { return enabled() && last_written_ != passes; }
 
-  // Loads --resume's checkpoint: rows this rank owns go to keep_rows (which stores them),
-  // the dense model into hbm, and where training stands into *progress.
-  Status Resume(const ckpt::RowSink& keep_rows, HbmPs* hbm, TrainProgress* progress);
+  // Writes and publishes the checkpoint of `progress`, then the delta export. The store
+  // is read under the server's lock (concurrent pulls of prefetched passes wait).
+  Status Write(const TrainProgress& progress, const HbmPs& hbm, ShardServer* server);
+
+  // Loads --resume's checkpoint: rows this rank owns go to the server, the dense model
+  // into hbm, and where training stands into *progress.
+  Status Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress);
 
  private:
   Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                   int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                  RowStore& store, std::shared_mutex& store_mu);
+                  ShardServer* server);
+  ckpt::CheckpointMeta MetaOf(const TrainProgress& progress, uint32_t min_last_pass, int64_t base_pass) const;
 
   const TrainOptions& o_;
   Comm* comm_;
-  int exports_ = 0;             // delta files written by this job
+  int exports_ = 0;                // delta files written by this job
   int64_t last_export_pass_ = -1;  // passes completed at the previous export
+  int last_written_ = -1;          // passes completed at the newest checkpoint of this job
 };
 
 }  // namespace strata

@@ -1,11 +1,12 @@
-// PassData: one pass as it moves down the pipeline: the Read stage fills the batches, the
-// Pull stage the working set's rows and routing, the Stage-in stage orders them by device
-// shard; the Train stage consumes it. A pass with error set carries a stage's failure
-// (agreed across ranks) to the Train stage; one with last set ends the stream.
+// PassData: one pass as it moves down the pipeline. The Read stage fills the batches and
+// the pass's distinct keys; the Pull stage moves the keys into the routing and fills their
+// rows and held flags; the Stage-in stage puts the rows into the HBM-PS standby tables and
+// frees them; the Train stage consumes it. An evaluation pass keeps its keys and rows (a
+// read-only pull has no routing). A pass with error set carries a stage's failure (agreed
+// across ranks) to the Train stage; one with last set ends the stream.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "strata/comm/param_exchange.h"
@@ -20,10 +21,10 @@ struct PassData {
   int64_t steps = 0;                            // global steps, agreed across ranks
   std::vector<std::vector<Batch>> batches;      // per local worker
   std::vector<uint64_t> lines_after;            // per local worker: chunk lines read after this pass
-  std::vector<uint64_t> keys;                   // distinct keys of the local batches
-  std::vector<uint8_t> rows;                    // (keys, row bytes) as pulled; freed once in the HBM-PS
-  std::vector<uint8_t> in_flight;               // per key: an earlier pass still held it when pulled
-  std::shared_ptr<PassRouting> routing;
+  std::vector<uint64_t> keys;                   // distinct keys of the local batches, until pulled
+  PassRouting routing;                          // training: the pulled keys and their routing
+  std::vector<uint8_t> rows;                    // (keys, row bytes) as pulled; freed once staged
+  std::vector<uint8_t> held;                    // per key: an earlier pass in flight held its row
   double read_s = 0, pull_s = 0, stage_s = 0;
   Status error;
   bool last = false;

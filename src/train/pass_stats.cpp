@@ -1,11 +1,22 @@
 // PassStats formatting.
 #include "train/pass_stats.h"
 
+#include "train/pass_data.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace strata {
+
+void PassStats::Begin(const PassData& p) {
+  pass = p.pass;
+  epoch = p.epoch;
+  steps = p.steps;
+  read_s = p.read_s;
+  pull_s = p.pull_s;
+  stage_s = p.stage_s;
+}
 
 double PassStats::overlap_efficiency() const {
   const double slowest = std::max({read_s, pull_s, stage_s, train_s + push_s});

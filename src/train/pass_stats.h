@@ -9,7 +9,12 @@
 
 namespace strata {
 
+struct PassData;
+
 struct PassStats {
+  // Takes the pass's number, epoch, step count and its stages' times.
+  void Begin(const PassData& pass);
+
   int pass = 0;
   int epoch = 0;
   int64_t examples = 0;       // job-wide, this pass

@@ -1,19 +1,28 @@
-// ParamExchange and DenseReducer under real mpirun: each rank builds seeded data whose
-// job-wide result it can compute alone, and the check's outcome is agreed across ranks.
+// ParamExchange over ShardServers and DenseReducer under real mpirun: each rank builds
+// seeded data whose job-wide result it can compute alone, and the check's outcome is
+// agreed across ranks.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "../common/counting_store.h"
 #include "strata/comm/param_exchange.h"
 #include "strata/common/partition.h"
+#include "strata/common/row.h"
+#include "strata/model/optimizer.h"
 
 namespace strata {
 namespace {
 
 constexpr int kDim = 4;
-constexpr size_t kRowBytes = kDim * sizeof(float);
+
+ModelSpec Spec() {
+  ModelSpec m;
+  m.embedding_dim = kDim;
+  return m;
+}
 
 // The keys worker w touches: a shared set every worker uses plus a private range.
 std::vector<uint64_t> WorkerKeys(int w) {
@@ -32,37 +41,57 @@ bool AllTrue(Comm* comm, bool ok) {
   return bad[0] == 0;
 }
 
+// The distinct keys of this rank's G workers.
+std::vector<uint64_t> RankKeys(int rank, int G) {
+  std::set<uint64_t> keys;
+  for (int g = 0; g < G; ++g) for (uint64_t k : WorkerKeys(rank * G + g)) keys.insert(k);
+  return {keys.begin(), keys.end()};
+}
+
+// A shard server over a CountingStore whose owned rows encode (key, owner) in their first
+// two floats, so a requester can check who answered.
+struct Owner {
+  test::CountingStore* store;
+  std::unique_ptr<ShardServer> server;
+};
+
+Owner MakeOwner(const Comm& comm, int G) {
+  const RowLayout layout{kDim};
+  auto store = std::make_unique<test::CountingStore>(layout.bytes());
+  std::vector<uint8_t> row(layout.bytes());
+  for (int r = 0; r < comm.size(); ++r) {
+    for (uint64_t k : RankKeys(r, G)) {
+      if (OwnerRank(k, comm.size()) != comm.rank()) continue;
+      InitRow(Spec(), k, row.data());
+      RowLayout::Embedding(row.data())[0] = static_cast<float>(k % 100000);
+      RowLayout::Embedding(row.data())[1] = static_cast<float>(comm.rank());
+      REQUIRE(store->Put(&k, 1, row.data()).ok());
+    }
+  }
+  store->ClearCounts();
+  Owner o{store.get(), nullptr};
+  o.server = std::make_unique<ShardServer>(Spec(), std::move(store), nullptr);
+  return o;
+}
+
 TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push returns once") {
   Comm comm;
   const int G = 2, ranks = comm.size();
-  ParamExchange ex(&comm, kRowBytes, kDim);
-  std::set<uint64_t> mine_set;
-  for (int g = 0; g < G; ++g) for (uint64_t k : WorkerKeys(comm.rank() * G + g)) mine_set.insert(k);
-  std::vector<uint64_t> mine(mine_set.begin(), mine_set.end());
+  Owner owner = MakeOwner(comm, G);
+  ParamExchange ex(&comm, owner.server.get());
+  const std::vector<uint64_t> mine = RankKeys(comm.rank(), G);
+  const std::set<uint64_t> mine_set(mine.begin(), mine.end());
+  const size_t rb = owner.server->row_bytes();
 
-  // Owner rows encode (key, owner) so the requester can check who answered.
-  std::vector<uint64_t> served;
-  RowServer serve = [&](const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags) {
-    for (size_t i = 0; i < n; ++i) {
-      served.push_back(keys[i]);
-      flags[i] = static_cast<uint8_t>(keys[i] % 3);
-      float* f = reinterpret_cast<float*>(rows + i * kRowBytes);
-      f[0] = static_cast<float>(keys[i] % 100000);
-      f[1] = static_cast<float>(comm.rank());
-      f[2] = f[3] = 0;
-    }
-    return Status::OK();
-  };
   PassRouting routing;
-  std::vector<uint8_t> rows, flags;
-  REQUIRE(ex.Pull(mine, serve, &rows, &flags, &routing).ok());
-  bool ok = true;
+  std::vector<uint8_t> rows, held;
+  REQUIRE(ex.Pull(0, mine, &rows, &held, &routing).ok());
+  bool ok = routing.keys() == mine && routing.pass() == 0;
   for (size_t i = 0; i < mine.size(); ++i) {
-    ok &= flags[i] == mine[i] % 3;
-    const float* f = reinterpret_cast<const float*>(&rows[i * kRowBytes]);
+    ok &= held[i] == 0;  // no earlier pass is in flight
+    const float* f = RowLayout::Embedding(&rows[i * rb]);
     ok &= f[0] == static_cast<float>(mine[i] % 100000) && f[1] == static_cast<float>(OwnerRank(mine[i], ranks));
   }
-  for (uint64_t k : served) ok &= OwnerRank(k, ranks) == comm.rank();
   CHECK(AllTrue(&comm, ok));
 
   // Each local worker sends GradOf(w, key) for its keys; the sum over all W workers of
@@ -101,15 +130,11 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   }
   CHECK(AllTrue(&comm, ok));
 
-  // Push-back: every pulled key comes home exactly once.
-  std::map<uint64_t, int> stored;
-  REQUIRE(ex.PushBack(routing, rows.data(), [&](const uint64_t* k, size_t n, const uint8_t*) {
-    for (size_t i = 0; i < n; ++i) ++stored[k[i]];
-    return Status::OK();
-  }).ok());
-  ok = true;
-  for (auto [k, times] : stored) ok &= times == 1 && OwnerRank(k, ranks) == comm.rank();
-  int64_t total[1] = {static_cast<int64_t>(stored.size())};
+  // Push-back: every pulled key comes home exactly once, and the rows buffer is consumed.
+  REQUIRE(ex.PushBack(routing, &rows).ok());
+  ok = rows.empty();
+  for (auto [k, times] : owner.store->puts()) ok &= times == 1 && OwnerRank(k, ranks) == comm.rank();
+  int64_t total[1] = {static_cast<int64_t>(owner.store->puts().size())};
   REQUIRE(comm.AllreduceSum(total, 1).ok());
   std::set<uint64_t> all;
   for (int w = 0; w < W; ++w) for (uint64_t k : WorkerKeys(w)) all.insert(k);
@@ -117,29 +142,58 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   CHECK(total[0] == static_cast<int64_t>(all.size()));
 }
 
-TEST_CASE("mpi: announce tells each owner exactly its keys, once per requesting rank") {
+TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home") {
   Comm comm;
-  const int ranks = comm.size();
-  ParamExchange ex(&comm, kRowBytes, kDim);
-  const std::vector<uint64_t> mine = WorkerKeys(comm.rank());
-  std::multiset<uint64_t> told;
-  REQUIRE(ex.Announce(mine, [&](const uint64_t* keys, size_t n) {
-    told.insert(keys, keys + n);
-    return Status::OK();
-  }).ok());
-  std::multiset<uint64_t> want;
-  for (int r = 0; r < ranks; ++r) {
-    for (uint64_t k : WorkerKeys(r)) {
-      if (OwnerRank(k, ranks) == comm.rank()) want.insert(k);
-    }
+  const int G = 1;
+  Owner owner = MakeOwner(comm, G);
+  ParamExchange ex(&comm, owner.server.get());
+  const std::vector<uint64_t> mine = RankKeys(comm.rank(), G);
+  // Pass 0 holds the shared keys of every rank; pass 1 asks for them again.
+  std::vector<uint64_t> shared(mine.begin(), mine.begin() + 50);
+  std::sort(shared.begin(), shared.end());
+  PassRouting first, second, third;
+  std::vector<uint8_t> rows0, rows1, rows2, held;
+  REQUIRE(ex.Pull(0, shared, &rows0, &held, &first).ok());
+  REQUIRE(ex.Pull(1, mine, &rows1, &held, &second).ok());
+  bool ok = true;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const bool in_first = std::binary_search(shared.begin(), shared.end(), mine[i]);
+    ok &= held[i] == (in_first ? 1 : 0);
   }
-  CHECK(AllTrue(&comm, told == want));
-  // An owner's error comes back from its Announce, after the only collective, so no rank
-  // is left waiting.
-  Status st = ex.Announce(mine, [&](const uint64_t*, size_t) {
-    return comm.rank() == 0 ? Status::IOError("pin failed") : Status::OK();
-  });
-  CHECK(comm.AgreeOn(st).message().find("pin failed") != std::string::npos);
+  CHECK(AllTrue(&comm, ok));
+  // A read-only pull flags nothing and routes nothing. Pass 2 still sees the rows pass 1
+  // holds; once passes 0 and 1 are home, pass 3 sees none, and the rows they pushed.
+  std::vector<uint8_t> read_only;
+  REQUIRE(ex.PullReadOnly(mine, &read_only).ok());
+  CHECK(AllTrue(&comm, read_only == rows1));
+  REQUIRE(ex.PushBack(first, &rows0).ok());
+  REQUIRE(ex.Pull(2, mine, &rows2, &held, &third).ok());
+  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == static_cast<long>(mine.size())));
+  // Pass 1 trains its rows; pass 2, refreshed, ends with the same rows; both go home.
+  const size_t rb = owner.server->row_bytes();
+  for (size_t i = 0; i < mine.size(); ++i) RowLayout::Embedding(&rows1[i * rb])[2] += 1.0f;
+  const std::vector<uint8_t> final_rows = rows1;
+  rows2 = rows1;
+  REQUIRE(ex.PushBack(second, &rows1).ok());
+  REQUIRE(ex.PushBack(third, &rows2).ok());
+  PassRouting fourth;
+  REQUIRE(ex.Pull(3, mine, &rows2, &held, &fourth).ok());
+  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 && rows2 == final_rows));
+}
+
+TEST_CASE("mpi: announce reaches each owner's server, and an owner's error comes back after the collective") {
+  Comm comm;
+  Owner owner = MakeOwner(comm, 1);
+  ParamExchange ex(&comm, owner.server.get());
+  // Without a MEM-PS an announcement is accepted and changes nothing a pull returns.
+  const std::vector<uint64_t> mine = RankKeys(comm.rank(), 1);
+  REQUIRE(ex.Announce(0, mine).ok());
+  PassRouting routing;
+  std::vector<uint8_t> rows, held;
+  REQUIRE(ex.Pull(0, mine, &rows, &held, &routing).ok());
+  std::vector<uint8_t> again;
+  REQUIRE(ex.PullReadOnly(mine, &again).ok());
+  CHECK(AllTrue(&comm, rows == again));
 }
 
 TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank") {

@@ -41,6 +41,8 @@ class Comm {
   // Personalised all-to-all of bytes: send[r] goes to rank r; recv[r] came from rank r.
   // Counts travel first, then the payload with MPI_Alltoallv. Adds to bytes_sent().
   Status AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv);
+  // The same, consuming send (a rank alone moves it to recv without copying).
+  Status AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv);
 
   // recv[r] is rank r's bytes.
   Status AllGather(const std::string& send, std::vector<std::string>* recv);

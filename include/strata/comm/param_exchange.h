@@ -1,36 +1,35 @@
-// ParamExchange: the sharded parameter server's wire protocol over Comm.
+// ParamExchange: the sharded parameter server's wire protocol over Comm. The owner side of
+// every call is the rank's ShardServer (strata/ps/shard_server.h), which the exchange
+// calls with the keys other ranks ask for; one code path serves one rank and many.
 //
 // Ahead:     Announce  each rank sends the distinct keys of a pass it has read but not yet
 //                      pulled to their owners, so their caches know what comes next.
 // Per pass:  Pull      each rank sends the distinct keys its workers need to their owners
-//                      (OwnerRank); owners answer with rows from their store and remember
-//                      who subscribed to each key. One subscriber of each key (the lowest
-//                      rank) is its returner.
+//                      (OwnerRank); owners answer with rows and remember who subscribed to
+//                      each key. One subscriber of each key (the lowest rank) is its
+//                      returner. PullReadOnly fetches rows and records nothing.
 // Per step:  ReduceGradients  every worker's gradients go to the owner of each key, which
 //                      sums them in global worker order (so the sum is bitwise the same for
 //                      any ranks x workers split) and sends the sum to every subscriber.
-// Pass end:  PushBack  returners send their final rows home; owners store them.
+// Pass end:  PushBack  returners send their final rows home; owners store them, and the
+//                      pass leaves their in-flight set.
 //
-// All calls are collectives: every rank calls them in the same order.
+// All calls are collectives: every rank calls them in the same order. A call returns a
+// local error only after its last collective, so the caller can agree on it (Comm::AgreeOn)
+// without leaving a rank waiting. Thread safety: one thread per ParamExchange (and per
+// Comm); several exchanges may share one ShardServer.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "strata/comm/comm.h"
 #include "strata/common/key_index.h"
+#include "strata/ps/shard_server.h"
 
 namespace strata {
-
-// Owner-side row source: fills rows (n, row_bytes) for keys (n), creating absent rows,
-// and flags (n) with a byte per key that travels back to the requester as is (the
-// pipeline marks rows that an earlier, still running pass holds).
-using RowServer = std::function<Status(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* flags)>;
-// Owner-side key sink: told keys (n) that some rank will pull.
-using KeySink = std::function<Status(const uint64_t* keys, size_t n)>;
-// Owner-side row sink: stores rows (n, row_bytes) of keys (n).
-using RowSink = std::function<Status(const uint64_t* keys, size_t n, const uint8_t* rows)>;
 
 // One worker's sparse gradients, as views (host memory).
 struct SparseGradView {
@@ -40,31 +39,43 @@ struct SparseGradView {
   size_t n = 0;
 };
 
-// Routing state of one pass, made by Pull and used by ReduceGradients and PushBack.
-struct PassRouting {
-  // Requester side: the keys this rank pulled, and whether it returns each at pass end.
-  std::vector<uint64_t> keys;
-  std::vector<uint8_t> returner;
-  // Owner side: subscriber ranks of each owned key, CSR over slot = index_of.Find(key).
-  KeyIndex index_of;
-  std::vector<uint32_t> sub_begin;  // (owned keys + 1)
-  std::vector<int> sub_ranks;
+// Routing of one pass on this rank, made by Pull and used by ReduceGradients and PushBack.
+class PassRouting {
+ public:
+  int pass() const { return pass_; }
+  // The pass's distinct keys on this rank, in the order of the pulled rows.
+  const std::vector<uint64_t>& keys() const { return keys_; }
+  size_t size() const { return keys_.size(); }
+
+ private:
+  friend class ParamExchange;
+  int pass_ = -1;
+  std::vector<uint64_t> keys_;
+  std::vector<uint8_t> returner_;  // per key: this rank sends its final row home
+  // Owner side: slot of each owned key some rank pulled, and its subscriber ranks (CSR).
+  std::shared_ptr<KeyIndex> owned_;
+  std::vector<uint32_t> sub_begin_;  // (owned keys + 1)
+  std::vector<int> sub_ranks_;
 };
 
 class ParamExchange {
  public:
-  ParamExchange(Comm* comm, size_t row_bytes, int dim) : comm_(comm), row_bytes_(row_bytes), dim_(dim) {}
+  // REQUIRES: comm and server outlive this.
+  ParamExchange(Comm* comm, ShardServer* server);
 
-  // keys: distinct keys this rank needs. On return rows holds (keys.size(), row_bytes) and
-  // flags (keys.size()) the server's flag bytes, both in the order of keys. When routing
-  // is null the pull is read-only (evaluation, refresh): owners record nothing and nothing
-  // will be pushed back.
-  Status Pull(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
-              std::vector<uint8_t>* flags, PassRouting* routing);
+  size_t row_bytes() const { return row_bytes_; }
 
-  // keys: distinct keys this rank will pull later. Each owner's tell sees the keys it owns,
-  // once per requesting rank; nothing comes back.
-  Status Announce(const std::vector<uint64_t>& keys, const KeySink& tell);
+  // keys: distinct keys this rank will pull for `pass`; their owners pin them.
+  Status Announce(int pass, const std::vector<uint64_t>& keys);
+
+  // keys: distinct keys this rank needs for `pass` (moved into the routing). On return
+  // rows holds (n, row_bytes) and held (n) the owners' flags (1: an earlier pass in flight
+  // holds the row), both in the order of routing->keys().
+  Status Pull(int pass, std::vector<uint64_t> keys, std::vector<uint8_t>* rows, std::vector<uint8_t>* held,
+              PassRouting* routing);
+
+  // keys: distinct. rows (n, row_bytes) out, in keys' order; owners record nothing.
+  Status PullReadOnly(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows);
 
   // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some
@@ -73,17 +84,24 @@ class ParamExchange {
                          std::vector<uint64_t>* keys, std::vector<float>* grads,
                          std::vector<uint32_t>* counts);
 
-  // rows: (routing.keys.size(), row_bytes), the final rows in routing.keys order.
-  Status PushBack(const PassRouting& routing, const uint8_t* rows, const RowSink& store);
+  // rows: (routing.size(), row_bytes), the final rows in routing.keys() order; freed once
+  // sent. The owners store the rows they receive and release the pass.
+  Status PushBack(const PassRouting& routing, std::vector<uint8_t>* rows);
 
  private:
-  Status PullLocal(const std::vector<uint64_t>& keys, const RowServer& serve, std::vector<uint8_t>* rows,
-                   std::vector<uint8_t>* flags, PassRouting* routing);
+  // Sends each key to its owner: asked[r] gets the keys rank r asks of this rank, and
+  // position[r] (optional) the index in keys of each key sent to rank r.
+  Status KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
+                      std::vector<std::vector<size_t>>* position);
+  Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
+                   std::vector<std::string>* reply);
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);
   void AddToSum(uint64_t key, uint32_t count, const float* grad);
+  void SendSums(const PassRouting& routing);
 
   Comm* comm_;
+  ShardServer* server_;
   size_t row_bytes_;
   int dim_;
   // ReduceGradients scratch, kept across steps to avoid reallocation.

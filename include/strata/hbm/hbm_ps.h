@@ -4,13 +4,17 @@
 // replicated on every device. Two backends implement this interface: host (CPU threads,
 // OpenBLAS; src/hbm) and CUDA (hash tables in HBM, cuBLAS; cuda/).
 //
-// A pass: BeginPass, Insert (stage-in), then per global step ComputeGradients for every
-// local worker, then ApplySparse / ApplyDense with the job-wide sums, and at pass end
-// Export. Every rank applies the same sums to its replicas, so replicas of a row or of the
-// dense parameters are bitwise identical on every rank after every step.
+// Two table sets: the active one holds the pass in training, the standby one the next
+// pass, staged in while the active one trains (BeginStage, Stage); SwapIn makes the staged
+// pass active in O(1). A pass: per global step ComputeGradients for every local worker,
+// then ApplySparse / ApplyDense with the job-wide sums, and at pass end Export. BeginPass
+// and Insert fill the active set directly (evaluation, tests). Every rank applies the same
+// sums to its replicas, so replicas of a row or of the dense parameters are bitwise
+// identical on every rank after every step.
 //
-// Thread safety: ComputeGradients and Predict may run concurrently for different workers;
-// every other call requires that no other call is in progress.
+// Thread safety: ComputeGradients and Predict may run concurrently for different workers.
+// BeginStage and Stage (the standby set) may run on one other thread concurrently with any
+// call but SwapIn. Every other call requires that no other call is in progress.
 #pragma once
 
 #include <cmath>
@@ -61,11 +65,21 @@ class HbmPs {
   virtual size_t num_dense_params() const = 0;
   virtual std::string name() const = 0;  // "host" or "cuda"
 
-  // Starts a pass: drops the previous pass's rows and sizes the shards for expected_keys.
+  // Empties the active set and sizes its shards for expected_keys keys of `pass`.
   virtual Status BeginPass(int pass, size_t expected_keys) = 0;
 
-  // Stage-in. keys: (n) distinct ; rows: (n, RowLayout bytes), host memory.
+  // Inserts (or overwrites) rows in the active set. keys: (n) distinct ; rows: (n,
+  // RowLayout bytes), host memory.
   virtual Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
+
+  // Stage-in: empties the standby set and sizes it for expected_keys keys of `pass`.
+  virtual Status BeginStage(int pass, size_t expected_keys) = 0;
+
+  // Inserts (or overwrites) rows in the standby set; arguments as Insert.
+  virtual Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
+
+  // The staged pass becomes active and the active set becomes standby, in O(1).
+  virtual Status SwapIn() = 0;
 
   // Copies the current rows of keys (all present) into rows: (n, row bytes), host memory.
   virtual Status Export(const uint64_t* keys, size_t n, uint8_t* rows) = 0;

@@ -1,0 +1,128 @@
+// ShardServer: pulls, pins, write-backs and the in-flight set of one rank's stores.
+#include "strata/ps/shard_server.h"
+
+#include <mutex>
+#include <vector>
+
+#include "strata/common/row.h"
+#include "strata/model/optimizer.h"
+
+namespace strata {
+
+ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem)
+    : model_(model), row_bytes_(RowLayout{model.embedding_dim}.bytes()), store_(std::move(store)), mem_(mem) {}
+
+Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
+  if (!mem_) return Status::OK();
+  std::shared_lock lock(mu_);  // MemPs::Pin may run beside Get and Pin
+  {
+    std::lock_guard announced(announce_mu_);
+    announced_.insert(pass);
+  }
+  mem_->Pin(keys, n, pass);
+  return Status::OK();
+}
+
+// Before a pass's pull the MEM-PS evicts down to its budget, here on the Pull stage's
+// thread, so its writes to the SSD-PS overlap training instead of lengthening the
+// write-back.
+Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held) {
+  if (n == 0) return Status::OK();
+  if (mem_) {
+    std::lock_guard lock(mu_);
+    bool announced;
+    {
+      std::lock_guard a(announce_mu_);
+      announced = announced_.count(pass) > 0;
+    }
+    if (!announced) mem_->Pin(keys, n, pass);
+    STRATA_RETURN_IF_ERROR(mem_->Evict());
+  }
+  std::shared_lock lock(mu_);
+  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows));
+  for (size_t i = 0; i < n; ++i) held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
+  return Status::OK();
+}
+
+Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) {
+  if (n == 0) return Status::OK();
+  std::shared_lock lock(mu_);
+  return ReadRows(keys, n, rows);
+}
+
+Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows) {
+  std::vector<uint8_t> found(n);
+  STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows, found.data()));
+  for (size_t i = 0; i < n; ++i) {
+    if (!found[i]) InitRow(model_, keys[i], rows + i * row_bytes_);
+  }
+  return Status::OK();
+}
+
+bool ShardServer::HeldBefore(int pass, uint64_t key) const {
+  for (const auto& [p, owned] : in_flight_) {
+    if (p >= pass) break;
+    if (owned->Find(key) != KeyIndex::kNone) return true;
+  }
+  return false;
+}
+
+void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned) {
+  std::lock_guard lock(mu_);
+  in_flight_[pass] = std::move(owned);
+}
+
+Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  std::lock_guard lock(mu_);
+  return store_->Put(keys, n, rows);
+}
+
+// The MEM-PS moves to the next pass here, under the lock the write-back holds anyway,
+// rather than when that pass starts training: the next pass's pull may be reading the
+// store then, and training would wait for it.
+Status ShardServer::Release(int pass) {
+  std::lock_guard lock(mu_);
+  in_flight_.erase(pass);
+  {
+    std::lock_guard a(announce_mu_);
+    announced_.erase(pass);
+  }
+  if (!mem_) return Status::OK();
+  STRATA_RETURN_IF_ERROR(mem_->UnpinPass(pass));
+  return mem_->BeginPass(pass + 1);
+}
+
+Status ShardServer::Load(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(store_->Put(keys, n, rows));
+  return mem_ ? mem_->Evict() : Status::OK();
+}
+
+Status ShardServer::WithStore(const std::function<Status(RowStore&)>& fn) {
+  std::lock_guard lock(mu_);
+  return fn(*store_);
+}
+
+TierCounters ShardServer::Counters() {
+  TierCounters c;
+  if (!mem_) return c;
+  std::shared_lock lock(mu_);
+  const MemPsStats m = mem_->mem_stats();
+  const StoreStats d = store_->stats();
+  c.cache_hits = static_cast<int64_t>(m.hits);
+  c.cache_misses = static_cast<int64_t>(m.misses);
+  c.ssd_rows_read = static_cast<int64_t>(m.backing_rows_read);
+  c.ssd_rows_written = static_cast<int64_t>(m.rows_flushed);
+  c.ssd_bytes_read = static_cast<int64_t>(d.bytes_read);
+  c.ssd_bytes_written = static_cast<int64_t>(d.bytes_written);
+  c.ssd_disk_bytes = static_cast<int64_t>(d.disk_bytes);
+  c.compactions = static_cast<int64_t>(d.compactions);
+  return c;
+}
+
+uint64_t ShardServer::num_keys() {
+  std::shared_lock lock(mu_);
+  return store_->num_keys();
+}
+
+}  // namespace strata

@@ -1,0 +1,69 @@
+// Evaluator: read-only eval passes, predictions in global worker order, exact metrics.
+#include "train/evaluator.h"
+
+#include <cstring>
+
+#include "strata/comm/wire.h"
+#include "strata/metrics/auc.h"
+#include "train/pass_pipeline.h"
+
+namespace strata {
+namespace {
+
+Status FirstError(const std::vector<Status>& all) {
+  for (const Status& s : all) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Evaluator::PredictPass(const PassData& pass, std::vector<std::vector<float>>* probs,
+                              std::vector<std::vector<float>>* labels) {
+  Status local = hbm_->BeginPass(-1, pass.keys.size());
+  if (local.ok()) local = hbm_->Insert(pass.keys.data(), pass.keys.size(), pass.rows.data());
+  STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+  std::vector<Status> status(probs->size());
+  pool_->ParallelFor(probs->size(), [&](size_t g) {
+    for (const Batch& b : pass.batches[g]) {
+      const size_t at = (*probs)[g].size();
+      (*probs)[g].resize(at + b.num_examples);
+      (*labels)[g].insert((*labels)[g].end(), b.labels.begin(), b.labels.end());
+      if (status[g].ok()) status[g] = hbm_->Predict(static_cast<int>(g), b, (*probs)[g].data() + at);
+    }
+  });
+  return comm_->AgreeOn(FirstError(status));
+}
+
+Status Evaluator::Evaluate(EvalResult* out) {
+  std::unique_ptr<PassPipeline> reader;
+  STRATA_RETURN_IF_ERROR(PassPipeline::StartEvaluation(o_, plan_, comm_, server_, &reader));
+  const size_t G = static_cast<size_t>(o_.workers_per_rank);
+  std::vector<std::vector<float>> probs(G), labels(G);
+  for (;;) {
+    PassData pass = reader->Next();
+    STRATA_RETURN_IF_ERROR(pass.error);
+    if (pass.last) break;
+    STRATA_RETURN_IF_ERROR(PredictPass(pass, &probs, &labels));
+  }
+  // A rank's part: its workers' probabilities in order, then their labels in the same order.
+  std::string mine;
+  for (const auto& v : probs) wire::PutBytes(&mine, v.data(), v.size() * sizeof(float));
+  for (const auto& v : labels) wire::PutBytes(&mine, v.data(), v.size() * sizeof(float));
+  std::vector<std::string> all;
+  STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
+  std::vector<float> p, y;
+  for (const std::string& part : all) {
+    const size_t n = part.size() / (2 * sizeof(float));
+    const auto* f = reinterpret_cast<const float*>(part.data());
+    p.insert(p.end(), f, f + n);
+    y.insert(y.end(), f + n, f + 2 * n);
+  }
+  out->examples = static_cast<int64_t>(p.size());
+  out->auc = ExactAuc(p.data(), y.data(), p.size());
+  out->logloss = LogLoss(p.data(), y.data(), p.size());
+  return Status::OK();
+}
+
+}  // namespace strata

@@ -1,0 +1,84 @@
+// SetUpJob: backend, stores, plans and the start-up line.
+#include "train/job_setup.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "strata/common/row.h"
+#include "strata/data/input_files.h"
+#include "train/row_stores.h"
+
+namespace strata {
+namespace {
+
+// Rank 0 expands the globs and plans the shards; every rank receives the same plan.
+Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, ShardPlan* plan) {
+  std::string bytes;
+  Status local;
+  if (comm->rank() == 0) {
+    std::vector<std::string> files;
+    local = ExpandInputs(patterns, &files);
+    if (local.ok()) local = PlanShards(files, workers, plan);
+    if (local.ok()) bytes = plan->Serialize();
+  }
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
+  STRATA_RETURN_IF_ERROR(comm->Broadcast(&bytes, 0));
+  return ShardPlan::Deserialize(bytes, plan);
+}
+
+Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* out) {
+  HbmOptions ho;
+  ho.spec = o.model;
+  ho.workers = o.workers_per_rank;
+  ho.threads = threads;
+  ho.max_batch = o.batch_size;
+  const bool cuda = o.device == "cuda" || (o.device == "auto" && CudaDeviceCount() > 0);
+  if (cuda) return NewCudaHbmPs(ho, out);
+  *out = NewHostHbmPs(ho);
+  return Status::OK();
+}
+
+Status NewServer(const TrainOptions& o, int rank, std::unique_ptr<ShardServer>* out) {
+  RowStores stores;
+  STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayout{o.model.embedding_dim}.bytes(), &stores));
+  *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem);
+  return Status::OK();
+}
+
+// The backend, the stores, and a pool of one thread per local worker.
+Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
+  const int local_ranks = std::max(1, comm->local_size());
+  out->threads = o.threads > 0 ? o.threads
+                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
+  out->pool = std::make_unique<ThreadPool>(std::min(out->threads, o.workers_per_rank));
+  out->workers = comm->size() * o.workers_per_rank;
+  if (o.pipeline && !MpiSession::ThreadMultiple()) {
+    return Status::InvalidArgument("--pipeline on needs MPI_THREAD_MULTIPLE, which this MPI does not provide; use --pipeline off");
+  }
+  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, &out->hbm));
+  return NewServer(o, comm->rank(), &out->server);
+}
+
+void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) {
+  fmt::print("strata-train: {} ranks x {} workers ({} backend, {} threads/rank, {}), {} train lines, {} eval lines\n",
+             comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
+             p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
+                                : std::string("rows in DRAM"),
+             p.train_plan.total_lines(), p.has_eval ? p.eval_plan.total_lines() : 0);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, &out->train_plan));
+  out->has_eval = !o.eval.empty();
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, &out->eval_plan));
+  if (comm->rank() == 0) PrintStartLine(o, *comm, *out);
+  return Status::OK();
+}
+
+}  // namespace strata

@@ -1,0 +1,30 @@
+// SetUpJob: what a training job builds before its first pass, from the flags: the thread
+// pool, the HBM-PS backend, the rank's shard server over its row stores, and the input
+// plans (rank 0 expands the globs and plans the shards; every rank receives the same
+// plan). Rank 0 prints the start-up line. A collective; errors are agreed on.
+#pragma once
+
+#include <memory>
+
+#include "strata/comm/comm.h"
+#include "strata/common/thread_pool.h"
+#include "strata/data/shard_plan.h"
+#include "strata/hbm/hbm_ps.h"
+#include "strata/ps/shard_server.h"
+#include "strata/train/options.h"
+
+namespace strata {
+
+struct JobParts {
+  int threads = 1;    // CPU threads of this rank
+  int workers = 1;    // W of the job
+  std::unique_ptr<ThreadPool> pool;  // one thread per local worker, at most `threads`
+  std::unique_ptr<HbmPs> hbm;
+  std::unique_ptr<ShardServer> server;
+  ShardPlan train_plan, eval_plan;
+  bool has_eval = false;
+};
+
+Status SetUpJob(const TrainOptions& options, Comm* comm, JobParts* out);
+
+}  // namespace strata

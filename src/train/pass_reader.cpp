@@ -1,0 +1,111 @@
+// PassReader: batches, epochs and the malformed-row budget of the Read stage.
+#include "train/pass_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strata/common/stopwatch.h"
+
+namespace strata {
+
+PassReader::PassReader(const TrainOptions& options, const ShardPlan& plan, int rank)
+    : o_(options), plan_(plan), rank_(rank) {}
+
+Status PassReader::Open(const ReadPosition& from) {
+  next_pass_ = from.pass;
+  epoch_ = from.epoch;
+  readers_.clear();
+  warned_.assign(static_cast<size_t>(o_.workers_per_rank), 0);
+  const TsvSchema schema{o_.model.num_slots, o_.model.num_dense};
+  const int first = rank_ * o_.workers_per_rank;
+  for (int g = 0; g < o_.workers_per_rank; ++g) {
+    readers_.push_back(std::make_unique<ChunkReader>(plan_, first + g, schema));
+    if (!from.lines.empty() && from.lines[g] > 0) STRATA_RETURN_IF_ERROR(readers_.back()->SkipLines(from.lines[g]));
+  }
+  return Status::OK();
+}
+
+Status PassReader::ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]) {
+  out->batches.assign(readers_.size(), {});
+  counts[0] = counts[1] = 0;
+  for (size_t g = 0; g < readers_.size(); ++g) {
+    for (int64_t b = 0; b < steps_per_pass; ++b) {
+      Batch batch;
+      STRATA_RETURN_IF_ERROR(readers_[g]->Next(o_.batch_size, &batch));
+      if (batch.num_examples == 0) break;
+      out->batches[g].push_back(std::move(batch));
+    }
+    counts[0] = std::max<int64_t>(counts[0], static_cast<int64_t>(out->batches[g].size()));
+    counts[1] += static_cast<int64_t>(readers_[g]->bad_rows());
+  }
+  return Status::OK();
+}
+
+void PassReader::Read(Comm* comm, PassData* out) {
+  const Stopwatch watch;
+  const int64_t global_batch = static_cast<int64_t>(comm->size()) * o_.workers_per_rank * o_.batch_size;
+  const int64_t steps_per_pass = std::max<int64_t>(1, (o_.pass_examples + global_batch - 1) / global_batch);
+  while (!done_ && epoch_ < o_.epochs) {
+    int64_t counts[2];
+    Status st = comm->AgreeOn(ReadBatches(steps_per_pass, out, counts));
+    int64_t most[1] = {counts[0]}, bad[1] = {counts[1]};
+    if (st.ok()) st = comm->AllreduceMax(most, 1);
+    if (st.ok()) st = comm->AllreduceSum(bad, 1);
+    if (st.ok()) st = ReportBadRows(comm, bad[0]);
+    if (st.ok() && most[0] > 0) {
+      out->pass = next_pass_++;
+      out->epoch = epoch_;
+      out->steps = most[0];
+      for (const auto& r : readers_) out->lines_after.push_back(r->lines_read());
+      CollectKeys(out);
+      out->read_s = watch.Seconds();
+      return;
+    }
+    ++epoch_;  // every chunk is exhausted: the next epoch starts from the beginning
+    if (st.ok() && epoch_ < o_.epochs) st = comm->AgreeOn(Open(ReadPosition{next_pass_, epoch_, {}}));
+    if (!st.ok()) {
+      out->error = st;
+      done_ = true;
+      return;
+    }
+  }
+  done_ = true;
+  out->last = true;
+}
+
+// The pass's working set: the distinct keys of its batches, sorted.
+void PassReader::CollectKeys(PassData* pass) {
+  for (const auto& worker : pass->batches) {
+    for (const Batch& b : worker) pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
+  }
+  std::sort(pass->keys.begin(), pass->keys.end());
+  pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
+}
+
+// Warns about new malformed rows; past --max-bad-rows every rank fails with the same
+// message, quoting the first bad row found on the lowest rank that has one.
+Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
+  std::string first;
+  for (size_t g = 0; g < readers_.size(); ++g) {
+    const auto& msgs = readers_[g]->bad_row_messages();
+    for (size_t i = warned_[g]; i < msgs.size(); ++i) {
+      fmt::print(stderr, "strata-train: warning: malformed row skipped: {}\n", msgs[i]);
+    }
+    warned_[g] = msgs.size();
+    if (first.empty() && !msgs.empty()) first = msgs.front();
+  }
+  if (total_bad <= o_.max_bad_rows) return Status::OK();
+  std::vector<std::string> firsts;
+  STRATA_RETURN_IF_ERROR(comm->AllGather(first, &firsts));
+  for (const std::string& f : firsts) {
+    if (!f.empty()) {
+      first = f;
+      break;
+    }
+  }
+  return Status::InvalidArgument(fmt::format("{} malformed rows exceed --max-bad-rows {} (first: {})",
+                                             total_bad, o_.max_bad_rows, first));
+}
+
+}  // namespace strata

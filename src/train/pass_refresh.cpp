@@ -1,0 +1,35 @@
+// PassRefresh: replaces rows that an earlier pass held at pull time.
+#include "train/pass_refresh.h"
+
+namespace strata {
+
+void PassRefresh::Remember(const std::vector<uint64_t>& keys) {
+  previous_.Reset(keys.size());
+  for (uint64_t k : keys) previous_.Insert(k);
+  remembered_ = true;
+}
+
+Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, Comm* comm) {
+  const std::vector<uint64_t>& keys = pass->routing.keys();
+  std::vector<uint64_t> mine, again;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!pass->held[i]) continue;
+    const bool have = remembered_ && previous_.Find(keys[i]) != KeyIndex::kNone;
+    (have ? mine : again).push_back(keys[i]);
+  }
+  std::vector<uint8_t>().swap(pass->held);
+  copied_ = mine.size();
+  pulled_ = again.size();
+  std::vector<uint8_t> rows;
+  Status local;
+  if (!mine.empty()) {
+    rows.resize(mine.size() * exchange->row_bytes());
+    local = hbm->Export(mine.data(), mine.size(), rows.data());
+    if (local.ok()) local = hbm->Stage(mine.data(), mine.size(), rows.data());
+  }
+  STRATA_RETURN_IF_ERROR(exchange->PullReadOnly(again, &rows));
+  if (local.ok()) local = hbm->Stage(again.data(), again.size(), rows.data());
+  return comm->AgreeOn(local);
+}
+
+}  // namespace strata

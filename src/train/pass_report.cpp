@@ -1,0 +1,80 @@
+// PassReporter: tier deltas, peak RSS, progress lines and JSONL records.
+#include "train/pass_report.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace strata {
+
+int64_t PeakRssBytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  int64_t kb = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb * 1024;
+}
+
+Status PassReporter::Open(const std::string& metrics_path) {
+  if (comm_->rank() != 0 || metrics_path.empty()) return Status::OK();
+  return metrics_.Open(metrics_path);
+}
+
+void PassReporter::FillTiers(const int64_t delta[8], PassStats* st) const {
+  st->cache_hits = delta[0];
+  st->cache_misses = delta[1];
+  st->ssd_rows_read = delta[2];
+  st->ssd_rows_written = delta[3];
+  st->ssd_bytes_read = delta[4];
+  st->ssd_bytes_written = delta[5];
+  st->ssd_disk_bytes = delta[6];
+  st->compactions = delta[7];
+}
+
+// Counters are cumulative per rank: the pass's share is the difference to the previous
+// pass, except the disk's size, which is a level.
+Status PassReporter::Report(PassStats* st) {
+  const TierCounters now = server_->Counters();
+  int64_t delta[8] = {now.cache_hits - before_.cache_hits,       now.cache_misses - before_.cache_misses,
+                      now.ssd_rows_read - before_.ssd_rows_read, now.ssd_rows_written - before_.ssd_rows_written,
+                      now.ssd_bytes_read - before_.ssd_bytes_read,
+                      now.ssd_bytes_written - before_.ssd_bytes_written,
+                      now.ssd_disk_bytes,                        now.compactions - before_.compactions};
+  before_ = now;
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta, 8));
+  FillTiers(delta, st);
+  int64_t rss[1] = {PeakRssBytes()};
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
+  st->peak_rss_bytes = rss[0];
+  if (comm_->rank() != 0) return Status::OK();
+  fmt::print("{}\n", st->ProgressLine());
+  std::fflush(stdout);
+  return metrics_.path().empty() ? Status::OK() : metrics_.Write(st->ToJson());
+}
+
+Status PassReporter::Finish(const JobTotals& t, const PassStats& eval) {
+  int64_t rss[1] = {PeakRssBytes()};
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
+  if (comm_->rank() != 0) return Status::OK();
+  const double eps = t.wall_s > 0 ? t.examples_here / t.wall_s : 0;
+  const double train_logloss = t.examples_here ? t.loss_here / t.examples_here : 0.0;
+  std::string line = fmt::format("done: {} passes, {} steps, {} examples, {:.0f} ex/s, {} keys, train logloss {:.5f}",
+                                 t.passes, t.steps, t.examples, eps, t.keys, train_logloss);
+  if (eval.evaluated) line += fmt::format(", eval auc {:.5f}, eval logloss {:.5f}", eval.eval_auc, eval.eval_logloss);
+  fmt::print("{}\n", line);
+  std::fflush(stdout);
+  if (metrics_.path().empty()) return Status::OK();
+  JsonRecord r;
+  r.Add("type", "final").Add("passes", t.passes).Add("steps", t.steps).Add("examples", t.examples)
+      .Add("examples_per_s", eps).Add("wall_s", t.wall_s).Add("keys", t.keys)
+      .Add("train_logloss", train_logloss).Add("mpi_bytes", comm_->bytes_sent())
+      .Add("ranks", t.ranks).Add("workers", t.workers).Add("peak_rss_bytes", rss[0]);
+  if (eval.evaluated) r.Add("eval_auc", eval.eval_auc).Add("eval_logloss", eval.eval_logloss);
+  return metrics_.Write(r);
+}
+
+}  // namespace strata

@@ -1,0 +1,53 @@
+// PassReporter: per-pass and final metrics of the job. Completes a pass's stats with the
+// job-wide tier counters of the pass (deltas of every rank's ShardServer counters, summed)
+// and the largest peak RSS of any rank, then rank 0 prints the progress line and writes
+// the JSONL record. Every call is a collective on the Comm given. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "strata/comm/comm.h"
+#include "strata/metrics/jsonl.h"
+#include "strata/ps/shard_server.h"
+#include "train/pass_stats.h"
+
+namespace strata {
+
+// The job's totals for the final line and record.
+struct JobTotals {
+  int passes = 0;
+  int64_t steps = 0, examples = 0, keys = 0;
+  int64_t examples_here = 0;   // trained by this job (a resumed job excludes the earlier part)
+  double loss_here = 0;        // their summed logloss
+  double wall_s = 0;
+  int ranks = 1, workers = 1;
+};
+
+// The process's peak resident set (VmHWM), in bytes.
+int64_t PeakRssBytes();
+
+class PassReporter {
+ public:
+  // REQUIRES: comm and server outlive the reporter.
+  PassReporter(Comm* comm, ShardServer* server) : comm_(comm), server_(server) {}
+
+  // Rank 0 opens the JSONL file (empty path: none). Local: the caller agrees on it.
+  Status Open(const std::string& metrics_path);
+
+  // Fills st's tier counters and peak RSS; rank 0 prints and records it.
+  Status Report(PassStats* st);
+
+  // The final line and record; eval is printed when evaluated.
+  Status Finish(const JobTotals& totals, const PassStats& eval);
+
+ private:
+  void FillTiers(const int64_t delta[8], PassStats* st) const;
+
+  Comm* comm_;
+  ShardServer* server_;
+  JsonlWriter metrics_;
+  TierCounters before_;  // cumulative counters at the previous pass
+};
+
+}  // namespace strata

@@ -1,0 +1,58 @@
+// StepLoop: compute, reduce and apply, step by step.
+#include "train/step_loop.h"
+
+namespace strata {
+namespace {
+
+Status FirstError(const std::vector<Status>& all) {
+  for (const Status& s : all) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StepLoop::StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
+                   int num_slots, int num_dense)
+    : comm_(comm), exchange_(exchange), hbm_(hbm), pool_(pool),
+      scale_(1.0f / static_cast<float>(static_cast<int64_t>(workers) * batch_size)),
+      dense_(comm, hbm->num_dense_params()), grads_(hbm->num_workers()), status_(hbm->num_workers()),
+      dense_sum_(hbm->num_dense_params()) {
+  empty_.Clear(num_slots, num_dense);
+}
+
+Status StepLoop::Run(const PassData& pass, int64_t* examples, double* loss_sum) {
+  for (int64_t step = 0; step < pass.steps; ++step) {
+    STRATA_RETURN_IF_ERROR(ComputeAll(pass, step));
+    STRATA_RETURN_IF_ERROR(Apply(pass.routing, examples, loss_sum));
+  }
+  return Status::OK();
+}
+
+Status StepLoop::ComputeAll(const PassData& pass, int64_t step) {
+  pool_->ParallelFor(grads_.size(), [&](size_t g) {
+    const std::vector<Batch>& mine = pass.batches[g];
+    const Batch& b = step < static_cast<int64_t>(mine.size()) ? mine[step] : empty_;
+    status_[g] = hbm_->ComputeGradients(static_cast<int>(g), b, scale_, &grads_[g]);
+  });
+  return comm_->AgreeOn(FirstError(status_));
+}
+
+Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* loss_sum) {
+  std::vector<SparseGradView> views;
+  std::vector<const float*> dense_views;
+  for (const WorkerGrads& w : grads_) {
+    views.push_back({w.keys.data(), w.grads.data(), w.counts.data(), w.keys.size()});
+    dense_views.push_back(w.dense.data());
+    *examples += w.examples;
+    *loss_sum += w.loss_sum;
+  }
+  STRATA_RETURN_IF_ERROR(exchange_->ReduceGradients(routing, views, &keys_, &sparse_sum_, &counts_));
+  STRATA_RETURN_IF_ERROR(dense_.Reduce(dense_views, dense_sum_.data()));
+  Status local = hbm_->ApplySparse(keys_.data(), keys_.size(), sparse_sum_.data(), counts_.data());
+  if (local.ok()) local = hbm_->ApplyDense(dense_sum_.data());
+  return comm_->AgreeOn(local);
+}
+
+}  // namespace strata

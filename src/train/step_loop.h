@@ -1,0 +1,48 @@
+// StepLoop: the global steps of one pass. Per step every local worker computes its
+// gradients (concurrently, on the thread pool), the sparse gradients are summed job-wide by
+// the exchange and the dense ones by the DenseReducer, both in global worker order, and
+// every rank applies the same sums to its replicas. A worker whose chunk ran out before
+// the pass did contributes an empty batch. Every call is a collective on the Comm given;
+// errors are agreed on. Not thread-safe: the Train stage's thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/comm/param_exchange.h"
+#include "strata/common/thread_pool.h"
+#include "strata/hbm/hbm_ps.h"
+#include "train/pass_data.h"
+
+namespace strata {
+
+class StepLoop {
+ public:
+  // REQUIRES: every argument outlives the loop. workers: W of the job.
+  StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
+           int num_slots, int num_dense);
+
+  // Runs the pass's steps on hbm's active tables; adds this rank's examples and loss.
+  Status Run(const PassData& pass, int64_t* examples, double* loss_sum);
+
+ private:
+  Status ComputeAll(const PassData& pass, int64_t step);
+  Status Apply(const PassRouting& routing, int64_t* examples, double* loss_sum);
+
+  Comm* comm_;
+  ParamExchange* exchange_;
+  HbmPs* hbm_;
+  ThreadPool* pool_;
+  const float scale_;  // 1 / global batch
+  Batch empty_;
+  DenseReducer dense_;
+  // Per step, kept across steps to avoid reallocation.
+  std::vector<WorkerGrads> grads_;
+  std::vector<Status> status_;
+  std::vector<float> dense_sum_;
+  std::vector<uint64_t> keys_;
+  std::vector<float> sparse_sum_;
+  std::vector<uint32_t> counts_;
+};
+
+}  // namespace strata

@@ -1,0 +1,131 @@
+// ShardServer: row creation, pass consistency flags, MEM-PS pins across evictions, and
+// the lock-held store calls, against the in-memory store and a MEM-PS over it.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "../common/counting_store.h"
+#include "strata/common/row.h"
+#include "strata/model/optimizer.h"
+#include "strata/ps/shard_server.h"
+
+namespace strata {
+namespace {
+
+ModelSpec Spec() {
+  ModelSpec m;
+  m.embedding_dim = 4;
+  return m;
+}
+
+std::shared_ptr<KeyIndex> IndexOf(const std::vector<uint64_t>& keys) {
+  auto index = std::make_shared<KeyIndex>();
+  index->Reset(keys.size());
+  for (uint64_t k : keys) index->Insert(k);
+  return index;
+}
+
+TEST_CASE("shard server: absent rows are created from (key, seed), stored rows come back as stored") {
+  const size_t rb = RowLayout{4}.bytes();
+  ShardServer server(Spec(), NewMemoryRowStore(rb), nullptr);
+  const std::vector<uint64_t> keys = {7, 11, 13};
+  std::vector<uint8_t> rows(keys.size() * rb), held(keys.size(), 9), want(rb);
+  REQUIRE(server.Pull(0, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    InitRow(Spec(), keys[i], want.data());
+    CHECK(std::memcmp(&rows[i * rb], want.data(), rb) == 0);
+    CHECK(held[i] == 0);
+  }
+  std::vector<uint8_t> stored(rb, 0x5a);
+  REQUIRE(server.Store(&keys[1], 1, stored.data()).ok());
+  REQUIRE(server.PullReadOnly(keys.data(), keys.size(), rows.data()).ok());
+  CHECK(std::memcmp(&rows[rb], stored.data(), rb) == 0);
+  CHECK(server.num_keys() == 1);  // pulls create rows for the requester, never in the store
+}
+
+TEST_CASE("shard server: a pull flags rows that an earlier pass in flight holds, until it is released") {
+  const size_t rb = RowLayout{4}.bytes();
+  ShardServer server(Spec(), NewMemoryRowStore(rb), nullptr);
+  server.Hold(3, IndexOf({1, 2}));
+  server.Hold(4, IndexOf({5}));
+  const std::vector<uint64_t> keys = {1, 2, 5, 9};
+  std::vector<uint8_t> rows(keys.size() * rb), held(keys.size());
+  REQUIRE(server.Pull(4, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  CHECK(held == std::vector<uint8_t>{1, 1, 0, 0});  // pass 4's own keys are not stale for it
+  REQUIRE(server.Pull(5, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  CHECK(held == std::vector<uint8_t>{1, 1, 1, 0});
+  REQUIRE(server.Release(3).ok());
+  REQUIRE(server.Pull(5, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  CHECK(held == std::vector<uint8_t>{0, 0, 1, 0});
+  REQUIRE(server.Release(4).ok());
+  REQUIRE(server.Pull(6, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  CHECK(held == std::vector<uint8_t>{0, 0, 0, 0});
+}
+
+// A MEM-PS of room for about 8 rows over a counting store.
+struct CachedServer {
+  test::CountingStore* backing = nullptr;
+  MemPs* mem = nullptr;
+  std::unique_ptr<ShardServer> server;
+};
+
+CachedServer MakeCached() {
+  const size_t rb = RowLayout{4}.bytes();
+  auto backing = std::make_unique<test::CountingStore>(rb);
+  CachedServer c;
+  c.backing = backing.get();
+  MemPsOptions mo;
+  mo.capacity_bytes = 8 * (rb + kMemPsRowOverheadBytes);
+  mo.stripes = 1;
+  mo.evict_in_calls = false;
+  std::unique_ptr<MemPs> mem;
+  REQUIRE(NewMemPs(mo, std::move(backing), &mem).ok());
+  c.mem = mem.get();
+  c.server = std::make_unique<ShardServer>(Spec(), std::move(mem), c.mem);
+  return c;
+}
+
+TEST_CASE("shard server: pulled passes stay cached until released; then evictions write them back") {
+  CachedServer c = MakeCached();
+  const size_t rb = c.server->row_bytes();
+  std::vector<uint64_t> first, second;
+  for (uint64_t k = 1; k <= 12; ++k) first.push_back(k);
+  for (uint64_t k = 101; k <= 112; ++k) second.push_back(k);
+  std::vector<uint8_t> rows(12 * rb), held(12);
+  const std::vector<uint8_t> trained(12 * rb, 0x11);
+  REQUIRE(c.server->Announce(0, first.data(), first.size()).ok());
+  REQUIRE(c.server->Pull(0, first.data(), first.size(), rows.data(), held.data()).ok());
+  REQUIRE(c.server->Store(first.data(), first.size(), trained.data()).ok());  // pass 0's rows come home
+  // Pass 1's pull evicts down to the budget of 8 rows, but pass 0 is pinned until released.
+  REQUIRE(c.server->Pull(1, second.data(), second.size(), rows.data(), held.data()).ok());
+  CHECK(c.backing->puts().empty());
+  REQUIRE(c.server->Release(0).ok());
+  REQUIRE(c.server->Pull(2, second.data(), second.size(), rows.data(), held.data()).ok());
+  CHECK(c.backing->puts().size() == 4);  // 12 dirty rows, room for 8: 4 written once each
+  // Lossless: pass 0's rows come back as stored, from the cache or the backing store.
+  std::vector<uint8_t> back(12 * rb);
+  REQUIRE(c.server->PullReadOnly(first.data(), first.size(), back.data()).ok());
+  CHECK(back == trained);
+  const TierCounters t = c.server->Counters();
+  CHECK(t.cache_hits + t.cache_misses > 0);
+  CHECK(t.ssd_rows_written == 4);
+}
+
+TEST_CASE("shard server: Load stores and evicts; WithStore sees every row") {
+  CachedServer c = MakeCached();
+  const size_t rb = c.server->row_bytes();
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 1; k <= 40; ++k) keys.push_back(k);
+  std::vector<uint8_t> rows(keys.size() * rb, 0x22);
+  REQUIRE(c.server->Load(keys.data(), keys.size(), rows.data()).ok());
+  CHECK(c.mem->mem_stats().resident_rows <= 8);
+  size_t seen = 0;
+  REQUIRE(c.server->WithStore([&](RowStore& store) {
+    return store.Scan([&](uint64_t, const uint8_t* row) { seen += row[0] == 0x22; });
+  }).ok());
+  CHECK(seen == keys.size());
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,166 @@
+// The training layer's stages with one rank (MPI as a singleton): the pipeline's Read,
+// Pull and Stage-in, threaded and in sequence, and the pass consistency that replaces rows
+// an earlier pass held when they were pulled.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "data_test_files.h"
+#include "strata/comm/param_exchange.h"
+#include "strata/common/row.h"
+#include "strata/model/optimizer.h"
+#include "train/pass_pipeline.h"
+#include "train/pass_refresh.h"
+
+namespace strata {
+namespace {
+
+TrainOptions SmallOptions() {
+  TrainOptions o;
+  o.model.embedding_dim = 4;
+  o.model.mlp = {8};
+  o.workers_per_rank = 2;
+  o.batch_size = 16;
+  o.pass_examples = 64;
+  o.epochs = 2;
+  o.prefetch_passes = 2;
+  return o;
+}
+
+// n Criteo rows whose tokens repeat across rows, so consecutive passes share keys.
+std::string CriteoRows(int n) {
+  fmt::memory_buffer text;
+  for (int i = 0; i < n; ++i) {
+    fmt::format_to(std::back_inserter(text), "{}", i % 3 == 0 ? 1 : 0);
+    for (int d = 0; d < 13; ++d) fmt::format_to(std::back_inserter(text), "\t{}", (i + d) % 7);
+    for (int s = 0; s < 26; ++s) fmt::format_to(std::back_inserter(text), "\t{:x}", 0x100 * (s + 1) + (i * 7 + s * 3) % (11 + s));
+    fmt::format_to(std::back_inserter(text), "\n");
+  }
+  return fmt::to_string(text);
+}
+
+struct Rank {
+  Comm comm;
+  std::unique_ptr<ShardServer> server;
+  std::unique_ptr<HbmPs> hbm;
+  std::unique_ptr<ParamExchange> exchange;
+
+  explicit Rank(const TrainOptions& o) {
+    server = std::make_unique<ShardServer>(o.model, NewMemoryRowStore(RowLayout{o.model.embedding_dim}.bytes()), nullptr);
+    HbmOptions ho;
+    ho.spec = o.model;
+    ho.workers = o.workers_per_rank;
+    ho.max_batch = o.batch_size;
+    hbm = NewHostHbmPs(ho);
+    exchange = std::make_unique<ParamExchange>(&comm, server.get());
+  }
+
+  std::vector<uint8_t> Active(const std::vector<uint64_t>& keys) {
+    std::vector<uint8_t> rows(keys.size() * server->row_bytes());
+    REQUIRE(hbm->Export(keys.data(), keys.size(), rows.data()).ok());
+    return rows;
+  }
+
+  // Stands in for training: adds (pass + 1) to every active row's first float.
+  void Train(const PassRouting& routing) {
+    std::vector<uint8_t> rows = Active(routing.keys());
+    for (size_t i = 0; i < routing.size(); ++i) {
+      RowLayout::Embedding(&rows[i * server->row_bytes()])[0] += static_cast<float>(routing.pass() + 1);
+    }
+    REQUIRE(hbm->Insert(routing.keys().data(), routing.size(), rows.data()).ok());
+  }
+};
+
+// Every pass as training sees it after SwapIn: its keys and its rows.
+struct SeenPass {
+  int pass;
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> rows;
+  bool operator==(const SeenPass&) const = default;
+};
+
+std::vector<SeenPass> RunPipeline(const TrainOptions& o, const ShardPlan& plan, bool threaded) {
+  Rank rank(o);
+  PassRefresh refresh;
+  std::unique_ptr<PassPipeline> pipeline;
+  REQUIRE(PassPipeline::StartTraining(o, plan, &rank.comm, rank.server.get(), rank.hbm.get(), ReadPosition{},
+                                      threaded, &pipeline).ok());
+  std::vector<SeenPass> seen;
+  for (;;) {
+    PassData pass = pipeline->Next();
+    REQUIRE(pass.error.ok());
+    if (pass.last) break;
+    std::set<uint64_t> distinct;
+    for (const auto& worker : pass.batches) for (const Batch& b : worker) distinct.insert(b.keys.begin(), b.keys.end());
+    CHECK(pass.routing.keys() == std::vector<uint64_t>(distinct.begin(), distinct.end()));
+    CHECK(pass.rows.empty());  // staged, then freed
+    REQUIRE(refresh.Apply(&pass, rank.hbm.get(), rank.exchange.get(), &rank.comm).ok());
+    REQUIRE(pipeline->SwapIn().ok());
+    seen.push_back({pass.pass, pass.routing.keys(), rank.Active(pass.routing.keys())});
+    rank.Train(pass.routing);
+    std::vector<uint8_t> rows = rank.Active(pass.routing.keys());
+    REQUIRE(rank.exchange->PushBack(pass.routing, &rows).ok());
+    refresh.Remember(pass.routing.keys());
+  }
+  pipeline->Stop();
+  return seen;
+}
+
+TEST_CASE("pipeline: with one rank, threaded stages stage the same passes and rows as sequential ones") {
+  test::TempDir dir;
+  test::WriteText(dir.File("train.tsv"), CriteoRows(300));
+  const TrainOptions o = SmallOptions();
+  ShardPlan plan;
+  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, &plan).ok());
+  const std::vector<SeenPass> sequential = RunPipeline(o, plan, false);
+  const std::vector<SeenPass> threaded = RunPipeline(o, plan, true);
+  CHECK(sequential.size() == 10);  // 300 rows in passes of 64, twice
+  for (size_t p = 0; p < sequential.size(); ++p) CHECK(sequential[p].pass == static_cast<int>(p));
+  CHECK(threaded == sequential);
+  // Training reached the rows: a key of every pass was trained by the passes before it.
+  const float first = RowLayout::Embedding(sequential.back().rows.data())[0];
+  std::vector<uint8_t> fresh(RowLayout{4}.bytes());
+  InitRow(o.model, sequential.back().keys[0], fresh.data());
+  CHECK(first != RowLayout::Embedding(fresh.data())[0]);
+}
+
+TEST_CASE("pass refresh: held rows come from this rank's previous pass, or are pulled again after Forget") {
+  const TrainOptions o = SmallOptions();
+  for (const bool forget : {false, true}) {
+    Rank rank(o);
+    const size_t rb = rank.server->row_bytes();
+    std::vector<uint8_t> rows, held;
+    PassData p0, p1;
+    REQUIRE(rank.exchange->Pull(0, {1, 2, 3, 4, 5, 6}, &rows, &held, &p0.routing).ok());
+    REQUIRE(rank.hbm->BeginStage(0, 6).ok());
+    REQUIRE(rank.hbm->Stage(p0.routing.keys().data(), 6, rows.data()).ok());
+    REQUIRE(rank.hbm->SwapIn().ok());
+    rank.Train(p0.routing);
+    const std::vector<uint8_t> trained = rank.Active(p0.routing.keys());
+    // Pass 1 is pulled while pass 0 still trains: keys 4..6 are flagged.
+    REQUIRE(rank.exchange->Pull(1, {4, 5, 6, 7, 8}, &p1.rows, &p1.held, &p1.routing).ok());
+    CHECK(p1.held == std::vector<uint8_t>{1, 1, 1, 0, 0});
+    REQUIRE(rank.hbm->BeginStage(1, 5).ok());
+    REQUIRE(rank.hbm->Stage(p1.routing.keys().data(), 5, p1.rows.data()).ok());
+    rows = trained;
+    REQUIRE(rank.exchange->PushBack(p0.routing, &rows).ok());
+    PassRefresh refresh;
+    refresh.Remember(p0.routing.keys());
+    if (forget) refresh.Forget();
+    REQUIRE(refresh.Apply(&p1, rank.hbm.get(), rank.exchange.get(), &rank.comm).ok());
+    CHECK(refresh.copied() == (forget ? 0u : 3u));
+    CHECK(refresh.pulled() == (forget ? 3u : 0u));
+    REQUIRE(rank.hbm->SwapIn().ok());
+    const std::vector<uint8_t> now = rank.Active(p1.routing.keys());
+    for (size_t i = 0; i < 3; ++i) CHECK(std::memcmp(&now[i * rb], &trained[(i + 3) * rb], rb) == 0);
+    std::vector<uint8_t> fresh(rb);
+    InitRow(o.model, 7, fresh.data());
+    CHECK(std::memcmp(&now[3 * rb], fresh.data(), rb) == 0);
+  }
+}
+
+}  // namespace
+}  // namespace strata
