@@ -94,8 +94,11 @@ std::string FlagsMarkdown() {
     for (const FlagDef& f : TrainFlags()) {
       if (f.group != group) continue;
       std::string d = DefaultText(f);
-      if (d.empty()) d = "none";
-      else if (!f.required) d = "`" + d + "`";
+      if (d.empty()) {
+        d = f.value_name.empty() ? "" : "none";  // a switch has no default
+      } else if (!f.required) {
+        d = "`" + d + "`";
+      }
       out += fmt::format("| `{}` | {} | {} | {} |\n", Usage(f), d, Cell(Accepts(f, true)), Cell(f.help));
     }
   }
