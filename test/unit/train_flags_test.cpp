@@ -2,9 +2,11 @@
 // it; each bound is rejected at its edge (and the closed edge accepted) naming the flag;
 // nan and inf are refused; integers beyond their type are "out of range" with the bound;
 // the --config merge (command line wins, file:line in errors); --resume, --help, lists.
+// Config files go to a fresh temporary directory; nothing depends on time or order.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +39,16 @@ std::string ErrorOf(const std::string& flag, const std::string& value) {
   CHECK_MESSAGE(!st.ok(), "--", flag, "=", value, " was accepted");
   CHECK(st.code() == Status::Code::kInvalidArgument);
   return st.message();
+}
+
+struct ErrorCase {
+  const char* flag;
+  const char* value;
+  const char* message;  // the whole message of `--flag=value`
+};
+
+void CheckErrors(std::initializer_list<ErrorCase> cases) {
+  for (const ErrorCase& c : cases) CHECK(ErrorOf(c.flag, c.value) == c.message);
 }
 
 bool IsNumeric(const FlagDef& f) { return f.accepts == "integer" || f.accepts == "number" || f.accepts == "integers"; }
@@ -102,12 +114,6 @@ TEST_CASE("flags: each bound is rejected at its edge naming the flag; closed edg
     }
   }
   CHECK(edges >= 20);
-  CHECK(ErrorOf("epochs", "0") == "--epochs must be positive, got 0");
-  CHECK(ErrorOf("threads", "-1") == "--threads must be >= 0, got -1");
-  CHECK(ErrorOf("prefetch-passes", "17") == "--prefetch-passes must be at most 16, got 17");
-  CHECK(ErrorOf("embedding-dim", "1025") == "--embedding-dim must be at most 1024, got 1025");
-  CHECK(ErrorOf("mlp", "64,0") == "--mlp items must be positive, got 0");
-  CHECK(ErrorOf("ssd-compact-threshold", "0") == "--ssd-compact-threshold must be positive, got 0");
 }
 
 TEST_CASE("flags: --ssd-compact-threshold takes the SSD-PS's own range, (0, 1]") {
@@ -132,24 +138,32 @@ TEST_CASE("flags: nan and inf are rejected by every numeric flag, naming it") {
   }
 }
 
-TEST_CASE("flags: integers beyond their type are out of range, naming the flag and the bound") {
-  CHECK(ErrorOf("batch-size", "2147483648") == "--batch-size: '2147483648' is out of range (at most 2147483647)");
-  CHECK(ErrorOf("max-bad-rows", "9223372036854775808") ==
-        "--max-bad-rows: '9223372036854775808' is out of range (at most 9223372036854775807)");
-  CHECK(ErrorOf("seed", "18446744073709551616") ==
-        "--seed: '18446744073709551616' is out of range (at most 18446744073709551615)");
-  CHECK(ErrorOf("seed", "-1") == "--seed: '-1' is out of range (at least 0)");
-  // Where the flag's own bound excludes the value, that bound is the one named.
-  CHECK(ErrorOf("prefetch-passes", "99999999999") == "--prefetch-passes must be at most 16, got 99999999999");
-  CHECK(ErrorOf("epochs", "-99999999999") == "--epochs must be positive, got -99999999999");
-  CHECK(ErrorOf("batch-size", "abc") == "--batch-size: 'abc' is not a valid number");
-  CHECK(ErrorOf("batch-size", "1.5") == "--batch-size: '1.5' is not an integer");
-  CHECK(ErrorOf("lr-dense", "1e50") == "--lr-dense: '1e50' is out of range (at most 3.4028235e+38)");
+TEST_CASE("flags: each message names the flag and the bound or the accepted values") {
+  CheckErrors({
+      {"epochs", "0", "--epochs must be positive, got 0"},
+      {"threads", "-1", "--threads must be >= 0, got -1"},
+      {"prefetch-passes", "17", "--prefetch-passes must be at most 16, got 17"},
+      {"embedding-dim", "1025", "--embedding-dim must be at most 1024, got 1025"},
+      {"mlp", "64,0", "--mlp items must be positive, got 0"},
+      {"ssd-compact-threshold", "0", "--ssd-compact-threshold must be positive, got 0"},
+      {"batch-size", "abc", "--batch-size: 'abc' is not a valid number"},
+      {"batch-size", "1.5", "--batch-size: '1.5' is not an integer"},
+      {"ssd-io", "dma", "--ssd-io: 'dma' is not direct or buffered"},
+      {"device", "gpu", "--device: 'gpu' is not cpu, cuda or auto"},
+      // Integers beyond their type are out of range, with the type's bound...
+      {"batch-size", "2147483648", "--batch-size: '2147483648' is out of range (at most 2147483647)"},
+      {"max-bad-rows", "9223372036854775808",
+       "--max-bad-rows: '9223372036854775808' is out of range (at most 9223372036854775807)"},
+      {"seed", "18446744073709551616", "--seed: '18446744073709551616' is out of range (at most 18446744073709551615)"},
+      {"seed", "-1", "--seed: '-1' is out of range (at least 0)"},
+      {"lr-dense", "1e50", "--lr-dense: '1e50' is out of range (at most 3.4028235e+38)"},
+      // ...or the flag's own bound where that one excludes the value.
+      {"prefetch-passes", "99999999999", "--prefetch-passes must be at most 16, got 99999999999"},
+      {"epochs", "-99999999999", "--epochs must be positive, got -99999999999"},
+  });
 }
 
 TEST_CASE("flags: words, lists and switches") {
-  CHECK(ErrorOf("ssd-io", "dma") == "--ssd-io: 'dma' is not direct or buffered");
-  CHECK(ErrorOf("device", "gpu") == "--device: 'gpu' is not cpu, cuda or auto");
   TrainOptions o;
   REQUIRE(Parse({"--train", "a,b", "--train=c", "--eval", "e", "--pipeline", "off", "--ssd-io=direct",
                  "--sparse-optimizer", "sgd", "--mlp", "32,16"},
