@@ -45,8 +45,9 @@ Status SsdStoreImpl::Open() {
     return Status::InvalidArgument(opts_.dir + ": segment_bytes " + std::to_string(opts_.segment_bytes) +
                                    " too small for two units of records");
   }
-  if (!(opts_.compact_threshold > 0.0 && opts_.compact_threshold <= 1.0)) {
-    return Status::InvalidArgument(opts_.dir + ": --ssd-compact-threshold must be in (0, 1], got " +
+  if (!kCompactThresholdRange.Contains(opts_.compact_threshold)) {
+    return Status::InvalidArgument(opts_.dir + ": --ssd-compact-threshold must be in " +
+                                   kCompactThresholdRange.ToString() + ", got " +
                                    std::to_string(opts_.compact_threshold));
   }
   std::error_code ec;

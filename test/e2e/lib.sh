@@ -12,3 +12,21 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }
 # json_field FILE KEY: value of KEY in the last JSONL record of FILE.
 json_field() { tail -1 "$1" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+# expect STATUS PATTERN CMD...: runs CMD, checks its exit status and that its stdout+stderr
+# match PATTERN (grep -E); dies showing the output otherwise. Works with and without set -e.
+expect() {
+  local want=$1 pattern=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1) && rc=0 || rc=$?
+  [ "$rc" -eq "$want" ] || die "exit $rc (want $want) from: $* -- output: $out"
+  grep -qE -- "$pattern" <<<"$out" || die "output of '$*' lacks /$pattern/: $out"
+  echo "ok: exit $rc, /$pattern/"
+}
+# die_with_log LOG MESSAGE: prints LOG (the output of what failed), then dies with MESSAGE.
+die_with_log() { cat "$1"; die "$2"; }
+# run_logged LOG WHAT CMD...: runs CMD with its stdout+stderr in LOG; if CMD fails, prints
+# LOG and dies with "WHAT failed".
+run_logged() {
+  local log=$1 what=$2; shift 2
+  "$@" >"$log" 2>&1 || die_with_log "$log" "$what failed"
+}

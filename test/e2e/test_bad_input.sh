@@ -7,15 +7,6 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 2000 --eval-rows 500 --seed 3 >/dev/null || die "datagen"
 good="$dir/data/train.tsv"
 
-# expect STATUS PATTERN cmd...: runs cmd, checks its exit status and that its output matches.
-expect() {
-  local want=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  [ "$rc" -eq "$want" ] || die "exit $rc (want $want) from: $* -- output: $out"
-  grep -qE -- "$pattern" <<<"$out" || die "output of '$*' lacks /$pattern/: $out"
-  echo "ok: exit $rc, /$pattern/"
-}
 run1() { $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags "$@"; }
 run2() { $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags "$@"; }
 

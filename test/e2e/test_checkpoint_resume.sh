@@ -24,11 +24,11 @@ same_as_full() {  # name: eval metrics, rows and the final checkpoint equal the 
     [ "$(json_field "$dir/$name.jsonl" $f)" = "$(json_field "$dir/full.jsonl" $f)" ] || die "$name: $f differs"
   done
   /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-full" "$dir/rows-$name" 0
-  "$INSPECT" diff "$dir/ck-full" "$dir/ck-$name" >"$dir/diff-$name.txt" || { cat "$dir/diff-$name.txt"; die "$name: diff failed"; }
-  grep -qE "changed 0\b|identical" "$dir/diff-$name.txt" || { cat "$dir/diff-$name.txt"; die "$name: checkpoints differ"; }
+  "$INSPECT" diff "$dir/ck-full" "$dir/ck-$name" >"$dir/diff-$name.txt" || die_with_log "$dir/diff-$name.txt" "$name: diff failed"
+  grep -qE "changed 0\b|identical" "$dir/diff-$name.txt" || die_with_log "$dir/diff-$name.txt" "$name: checkpoints differ"
 }
 
-train full 2 2 --export-delta-dir "$dir/deltas" || { cat "$dir/full.log"; die "full run failed"; }
+train full 2 2 --export-delta-dir "$dir/deltas" || die_with_log "$dir/full.log" "full run failed"
 passes=$(json_field "$dir/full.jsonl" passes)
 echo "full run: $passes passes, eval logloss $(json_field "$dir/full.jsonl" eval_logloss)"
 
@@ -41,14 +41,14 @@ sleep "0.$((RANDOM % 9 + 1))"
 pkill -KILL -f "ck-killed" || true
 wait $runner || true
 echo "killed after $(cat "$dir/ck-killed/LATEST")"
-train killed 2 2 --resume || { cat "$dir/killed.log"; die "resume failed"; }
+train killed 2 2 --resume || die_with_log "$dir/killed.log" "resume failed"
 same_as_full killed
 
 # Killed while writing its third checkpoint: the second is selected and resumed from.
 STRATA_CRASH_AT=checkpoint-before-publish:3 train midckpt 2 2 && die "the crash point did not fire"
 [ "$(cat "$dir/ck-midckpt/LATEST")" = "$(basename "$(ls -d "$dir"/ck-full/ckpt-* | sed -n 2p)")" ] \
   || die "LATEST is $(cat "$dir/ck-midckpt/LATEST") after a crash in the third checkpoint"
-train midckpt 2 2 --resume || { cat "$dir/midckpt.log"; die "resume after a mid-checkpoint crash failed"; }
+train midckpt 2 2 --resume || die_with_log "$dir/midckpt.log" "resume after a mid-checkpoint crash failed"
 same_as_full midckpt
 
 # Resharding: the second checkpoint of the 2x2 run resumes on 1x4 and 4x1; the 1-rank
@@ -58,15 +58,15 @@ for topo in 1x4 4x1; do
   extra=()
   [ "$topo" = 1x4 ] && extra=(--mem-cache-gb 0.0002 --ssd-dir "$dir/ssd-re$topo")
   train "re$topo" "${topo%x*}" "${topo#*x}" --resume="$second" "${extra[@]}" \
-    || { cat "$dir/re$topo.log"; die "resume on $topo failed"; }
+    || die_with_log "$dir/re$topo.log" "resume on $topo failed"
   same_as_full "re$topo"
 done
 
 # A resume that would change the model's shape, or W, is refused naming the flag.
 out=$(train shape 2 2 --resume="$second" --embedding-dim 16 2>&1) && die "a resume with another --embedding-dim ran"
-grep -q -- "--embedding-dim 8 in the checkpoint, 16 now" "$dir/shape.log" || { cat "$dir/shape.log"; die "no clear refusal of --embedding-dim"; }
+grep -q -- "--embedding-dim 8 in the checkpoint, 16 now" "$dir/shape.log" || die_with_log "$dir/shape.log" "no clear refusal of --embedding-dim"
 out=$(train workers 2 3 --resume="$second" 2>&1) && die "a resume with another W ran"
-grep -q -- "written by 4 workers, this job has 6" "$dir/workers.log" || { cat "$dir/workers.log"; die "no clear refusal of W"; }
+grep -q -- "written by 4 workers, this job has 6" "$dir/workers.log" || die_with_log "$dir/workers.log" "no clear refusal of W"
 
 # Every file is HDF5 that h5dump reads; verify passes on good checkpoints.
 for f in "$dir"/ck-full/*/*.h5 "$dir"/deltas/*/*.h5; do h5dump -H "$f" >/dev/null || die "h5dump -H $f"; done

@@ -12,10 +12,10 @@ sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"
 min_auc=0.745
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 tools/bench/split_criteo.sh "$sample" "$dir" >/dev/null || die "splitting $sample failed"
-$MPIRUN -np 2 "$TRAIN" --format criteo --embedding-dim 16 --mlp 128,64 --batch-size 256 \
+run_logged "$dir/train.log" "strata-train on the Criteo sample" \
+  $MPIRUN -np 2 "$TRAIN" --format criteo --embedding-dim 16 --mlp 128,64 --batch-size 256 \
   --epochs 1 --sparse-optimizer adagrad --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001 \
-  --threads 1 --train "$dir/train.tsv" --eval "$dir/eval.tsv" --metrics-out "$dir/m.jsonl" \
-  >"$dir/train.log" 2>&1 || { cat "$dir/train.log"; die "strata-train failed on the Criteo sample"; }
+  --threads 1 --train "$dir/train.tsv" --eval "$dir/eval.tsv" --metrics-out "$dir/m.jsonl"
 tail -2 "$dir/train.log"
 auc=$(json_field "$dir/m.jsonl" eval_auc)
 /usr/bin/python3 -c "import sys; sys.exit(0 if $auc >= $min_auc else 1)" \

@@ -12,54 +12,43 @@ INSPECT="$BUILD/strata-inspect"
 dir=$(scratch)
 trap 'rm -rf "$dir"' EXIT
 
-STRATA_CKPT_SAMPLE_DIR="$dir" "$BUILD/strata-unit-tests" -tc="ckpt: sample checkpoints for strata-inspect" >"$dir/gen.log" 2>&1 \
-  || { cat "$dir/gen.log"; die "could not write the sample checkpoints"; }
+run_logged "$dir/gen.log" "writing the sample checkpoints" \
+  env STRATA_CKPT_SAMPLE_DIR="$dir" "$BUILD/strata-unit-tests" -tc="ckpt: sample checkpoints for strata-inspect"
 base="$dir/ckpt/ckpt-00000001"; full="$dir/ckpt/ckpt-00000002"; delta="$dir/deltas/delta-000001"
 
-# expect RC PATTERN COMMAND...: runs strata-inspect, checks the exit code and that
-# stdout+stderr match PATTERN (grep -E).
-expect() {
-  local want=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$INSPECT" "$@" 2>&1); rc=$?
-  [ "$rc" -eq "$want" ] || { echo "$out"; die "strata-inspect $*: exit $rc, expected $want"; }
-  grep -Eq -- "$pattern" <<<"$out" || { echo "$out"; die "strata-inspect $*: output lacks /$pattern/"; }
-  echo "ok: strata-inspect $* -> $rc"
-}
-
 # Good checkpoints: every subcommand, through LATEST and by name.
-expect 0 "rows +3500 in" summary "$dir/ckpt"
-expect 0 "slot 2 +1166 rows" summary "$full"
-expect 0 "layer 0 +W \(14, 8\)" summary "$full"
-expect 0 "^OK .*3500 rows in 2 rank files" verify "$dir/ckpt"
-expect 0 "^OK .*1500 rows" verify "$dir/deltas"
-expect 0 "^key +slot" top "$full" 5 --by norm
-expect 0 "^key +slot" top "$full" 5 --by freq
+expect 0 "rows +3500 in" "$INSPECT" summary "$dir/ckpt"
+expect 0 "slot 2 +1166 rows" "$INSPECT" summary "$full"
+expect 0 "layer 0 +W \(14, 8\)" "$INSPECT" summary "$full"
+expect 0 "^OK .*3500 rows in 2 rank files" "$INSPECT" verify "$dir/ckpt"
+expect 0 "^OK .*1500 rows" "$INSPECT" verify "$dir/deltas"
+expect 0 "^key +slot" "$INSPECT" top "$full" 5 --by norm
+expect 0 "^key +slot" "$INSPECT" top "$full" 5 --by freq
 "$INSPECT" export "$full" --format tsv --out "$dir/rows.tsv" || die "export failed"
 [ "$(wc -l <"$dir/rows.tsv")" -eq 3500 ] || die "export wrote $(wc -l <"$dir/rows.tsv") rows, expected 3500"
 [ "$(head -1 "$dir/rows.tsv" | awk -F'\t' '{print NF}')" -eq 11 ] || die "export: expected 11 columns (key, freq, last_pass, 4+4 floats)"
 key=$(head -1 "$dir/rows.tsv" | cut -f1)
-expect 0 "^key $key .*freq" get "$full" "$key"
-expect 1 "no row for key 42" get "$full" 42
-expect 0 "500 added, 0 removed, 1000 changed" diff "$base" "$full"
-expect 0 "identical +yes" diff "$full" "$dir/ckpt"
-expect 0 "^OK +base \+ 1 deltas equal" fold "$base" "$delta" --check "$dir/ckpt"
+expect 0 "^key $key .*freq" "$INSPECT" get "$full" "$key"
+expect 1 "no row for key 42" "$INSPECT" get "$full" 42
+expect 0 "500 added, 0 removed, 1000 changed" "$INSPECT" diff "$base" "$full"
+expect 0 "identical +yes" "$INSPECT" diff "$full" "$dir/ckpt"
+expect 0 "^OK +base \+ 1 deltas equal" "$INSPECT" fold "$base" "$delta" --check "$dir/ckpt"
 for f in meta.h5 rows-0.h5 rows-1.h5; do
   h5dump -H "$full/$f" >/dev/null || die "h5dump -H cannot read $full/$f"
 done
 
 # Usage errors and arguments that do not fit together: exit 2.
-expect 2 "missing command" 
-expect 2 "unknown command 'bogus'" bogus
-expect 2 "wrong number of arguments" summary
-expect 2 "unknown option --color" verify "$full" --color red
-expect 2 "--by: 'size'" top "$full" 3 --by size
-expect 2 "N: 'ten'" top "$full" ten
-expect 2 "--format: 'csv'" export "$full" --format csv
-expect 2 "applies on top of pass 1, the model is at pass 2" fold "$full" "$delta" --check "$full"
+expect 2 "missing command" "$INSPECT"
+expect 2 "unknown command 'bogus'" "$INSPECT" bogus
+expect 2 "wrong number of arguments" "$INSPECT" summary
+expect 2 "unknown option --color" "$INSPECT" verify "$full" --color red
+expect 2 "--by: 'size'" "$INSPECT" top "$full" 3 --by size
+expect 2 "N: 'ten'" "$INSPECT" top "$full" ten
+expect 2 "--format: 'csv'" "$INSPECT" export "$full" --format csv
+expect 2 "applies on top of pass 1, the model is at pass 2" "$INSPECT" fold "$full" "$delta" --check "$full"
 
 # Missing and damaged files: exit 1 with the file named.
-expect 1 "neither a checkpoint" verify "$dir/nowhere"
+expect 1 "neither a checkpoint" "$INSPECT" verify "$dir/nowhere"
 cp -r "$full" "$dir/flip"
 /usr/bin/python3 - "$dir/flip/rows-1.h5" <<'PY'
 import os, sys
@@ -70,13 +59,13 @@ with open(path, "r+b") as f:
     f.seek(-1, 1)
     f.write(bytes([b[0] ^ 0x40]))
 PY
-expect 1 "rows-1.h5" verify "$dir/flip"
-expect 1 "rows-1.h5" summary "$dir/flip"
+expect 1 "rows-1.h5" "$INSPECT" verify "$dir/flip"
+expect 1 "rows-1.h5" "$INSPECT" summary "$dir/flip"
 cp -r "$full" "$dir/trunc"
 truncate -s $(( $(stat -c %s "$dir/trunc/rows-0.h5") / 2 )) "$dir/trunc/rows-0.h5"
-expect 1 "rows-0.h5.*truncated" verify "$dir/trunc"
+expect 1 "rows-0.h5.*truncated" "$INSPECT" verify "$dir/trunc"
 cp -r "$full" "$dir/missing"
 rm "$dir/missing/rows-1.h5"
-expect 1 "rows-1.h5: missing" verify "$dir/missing"
-expect 1 "rows-1.h5: missing" fold "$base" "$delta" --check "$dir/missing"
+expect 1 "rows-1.h5: missing" "$INSPECT" verify "$dir/missing"
+expect 1 "rows-1.h5: missing" "$INSPECT" fold "$base" "$delta" --check "$dir/missing"
 echo "PASS"

@@ -13,9 +13,8 @@ common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/d
 # 8000 examples touches about 25k keys, so 2 passes' working sets are about 9 MB job-wide.
 run() {
   local name=$1 np=$2; shift 2
-  $MPIRUN -np "$np" "$TRAIN" "${common[@]}" --metrics-out "$dir/$name.jsonl" \
-    --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@" >"$dir/$name.log" 2>&1 \
-    || { cat "$dir/$name.log"; die "run $name failed"; }
+  run_logged "$dir/$name.log" "run $name" $MPIRUN -np "$np" "$TRAIN" "${common[@]}" \
+    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@"
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
 }
 run big 2 --workers-per-rank 2 --mem-cache-gb 1

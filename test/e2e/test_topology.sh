@@ -7,10 +7,10 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 30000 --eval-rows 5000 --cardinality 2000 --seed 7 >/dev/null
 for topo in 1x4 2x2 4x1; do
   np=${topo%x*}; g=${topo#*x}
-  $MPIRUN -np "$np" "$TRAIN" --config configs/tiny.flags --workers-per-rank "$g" --threads 1 \
+  run_logged "$dir/$topo.log" "run $topo" \
+    $MPIRUN -np "$np" "$TRAIN" --config configs/tiny.flags --workers-per-rank "$g" --threads 1 \
     --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
-    --metrics-out "$dir/$topo.jsonl" --export-rows "$dir/rows-$topo" >"$dir/$topo.log" 2>&1 \
-    || { cat "$dir/$topo.log"; die "run $topo failed"; }
+    --metrics-out "$dir/$topo.jsonl" --export-rows "$dir/rows-$topo"
   echo "$topo: logloss $(json_field "$dir/$topo.jsonl" eval_logloss) keys $(json_field "$dir/$topo.jsonl" keys)"
 done
 /usr/bin/python3 - "$dir" <<'PY'

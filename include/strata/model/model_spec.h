@@ -25,6 +25,7 @@ struct ModelSpec {
   uint64_t seed = 2026;
 
   int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
+  bool operator==(const ModelSpec&) const = default;
 };
 
 }  // namespace strata

@@ -27,9 +27,14 @@
 #include <memory>
 #include <string>
 
+#include "strata/common/interval.h"
 #include "strata/store/row_store.h"
 
 namespace strata {
+
+// compact_threshold's accepted values, (0, 1]: 1 compacts only segments with no live
+// record. --ssd-compact-threshold takes the same range from here.
+inline constexpr Interval kCompactThresholdRange{0, true, 1, false};
 
 struct SsdOptions {
   std::string dir;                       // per-rank directory; created if absent

@@ -1,7 +1,10 @@
 // TrainOptions: every knob of strata-train in one place, each default with its reason.
-// ParseTrainOptions reads the command line and an optional --config file of the same
-// flags (one per line, `#` comments; the command line wins) and validates them; any
-// problem is an InvalidArgument naming the flag (main exits with status 2).
+// The member initializers are the flags' defaults: the flag table (src/train/flag_table.h)
+// declares each flag once (name, help, field, parser, bounds) and prints these defaults in
+// --help and the README. ParseTrainOptions reads the command line and an optional --config
+// file of the same flags (one per line, `#` comments; the command line wins) and validates
+// them; any problem is an InvalidArgument naming the flag (main exits with status 2).
+// Plain data; ParseTrainOptions is thread-safe (it touches only *out).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,8 @@ namespace strata {
 
 // Passes the pipeline may pull ahead of training (the MEM-PS pins them all at once).
 constexpr int kMaxPrefetchPasses = 16;
+// Widest embedding --embedding-dim accepts.
+constexpr int kMaxEmbeddingDim = 1024;
 
 struct TrainOptions {
   // Data.
@@ -50,8 +55,12 @@ struct TrainOptions {
   bool show_help = false;
   std::string help_text;
   std::string command_line;         // the effective flags, for logs and checkpoints
+
+  bool operator==(const TrainOptions&) const = default;
 };
 
+// Resets *out to the defaults, then reads argv (argv[0] is the program) and the --config
+// file it names. -h/--help and --help-markdown set show_help and help_text and stop there.
 Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out);
 
 }  // namespace strata

@@ -1,0 +1,200 @@
+// The flag table: every flag of strata-train declared once, with the field it sets, its
+// parser and its bounds. Defaults are the TrainOptions/ModelSpec member initializers.
+#include "flag_table.h"
+
+#include <type_traits>
+#include <utility>
+
+#include "flag_values.h"
+#include "strata/ssd/ssd_store.h"
+
+namespace strata {
+namespace {
+
+// The struct a field lives in: TrainOptions itself or its ModelSpec.
+template <typename Owner, typename Opts>
+auto& PartOf(Opts& o) {
+  if constexpr (std::is_same_v<Owner, ModelSpec>) {
+    return o.model;
+  } else {
+    return o;
+  }
+}
+
+FlagDef Flag(std::string_view name, std::string_view group, std::string_view value_name, std::string_view help) {
+  FlagDef f;
+  f.name = name;
+  f.group = group;
+  f.value_name = value_name;
+  f.help = help;
+  return f;
+}
+
+template <typename T, typename Owner>
+FlagDef Number(FlagDef f, T Owner::*field, Interval bounds = {}) {
+  f.integral = std::is_integral_v<T>;
+  f.accepts = f.integral ? "integer" : "number";
+  f.bounds = bounds;
+  f.set = [name = f.name, field, bounds](std::string_view text, TrainOptions* o) {
+    return ParseNumber(name, text, bounds, &(PartOf<Owner>(*o).*field));
+  };
+  f.get = [field](const TrainOptions& o) { return FormatNumber(PartOf<Owner>(o).*field); };
+  return f;
+}
+
+// A flag of a few words, each standing for one value of the field.
+template <typename T, typename Owner>
+FlagDef Words(FlagDef f, T Owner::*field, std::vector<std::pair<std::string, T>> choices) {
+  f.accepts = "word";
+  for (const auto& c : choices) f.words.push_back(c.first);
+  f.set = [name = f.name, field, choices, words = f.words](std::string_view text, TrainOptions* o) {
+    size_t i = 0;
+    STRATA_RETURN_IF_ERROR(ParseWord(name, text, words, &i));
+    PartOf<Owner>(*o).*field = choices[i].second;
+    return Status::OK();
+  };
+  f.get = [field, choices](const TrainOptions& o) {
+    for (const auto& c : choices) {
+      if (c.second == PartOf<Owner>(o).*field) return c.first;
+    }
+    return std::string("?");
+  };
+  return f;
+}
+
+FlagDef Text(FlagDef f, std::string TrainOptions::*field) {
+  f.accepts = "text";
+  f.set = [field](std::string_view text, TrainOptions* o) {
+    o->*field = text;
+    return Status::OK();
+  };
+  f.get = [field](const TrainOptions& o) { return o.*field; };
+  return f;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+// Paths or globs; repeatable, comma-separated, empty items ignored.
+FlagDef PathList(FlagDef f, std::vector<std::string> TrainOptions::*field) {
+  f.accepts = "paths or globs";
+  f.repeatable = true;
+  f.set = [field](std::string_view text, TrainOptions* o) {
+    for (std::string& item : SplitList(text)) {
+      if (!item.empty()) (o->*field).push_back(std::move(item));
+    }
+    return Status::OK();
+  };
+  f.get = [field](const TrainOptions& o) { return JoinList(o.*field); };
+  return f;
+}
+
+FlagDef IntList(FlagDef f, std::vector<int> ModelSpec::*field, Interval item_bounds) {
+  f.accepts = "integers";
+  f.integral = true;
+  f.bounds = item_bounds;
+  f.set = [name = f.name, field, item_bounds](std::string_view text, TrainOptions* o) {
+    return ParseIntList(name, text, item_bounds, &(o->model.*field));
+  };
+  f.get = [field](const TrainOptions& o) {
+    std::vector<std::string> items;
+    for (int v : o.model.*field) items.push_back(FormatNumber(v));
+    return JoinList(items);
+  };
+  return f;
+}
+
+FlagDef Special(FlagDef f, FlagKind kind, char short_name = 0) {
+  f.kind = kind;
+  f.short_name = short_name;
+  f.accepts = f.value_name.empty() ? "" : "text";
+  return f;
+}
+
+FlagDef Required(FlagDef f) {
+  f.required = true;
+  return f;
+}
+
+FlagDef Implicit(FlagDef f, std::string_view value) {
+  f.implicit = value;
+  return f;
+}
+
+std::vector<FlagDef> MakeTable() {
+  using O = TrainOptions;
+  using M = ModelSpec;
+  const char* data = "Data";
+  const char* model = "Model";
+  const char* run = "Run";
+  const char* tiers = "Tiers and pipeline";
+  const char* ckpt = "Checkpoints and output";
+  const char* other = "Other";
+  return {
+      Required(PathList(Flag("train", data, "PATH...", "training inputs: files or globs, plain or gzip; repeat the flag or comma-separate"), &O::train)),
+      PathList(Flag("eval", data, "PATH...", "evaluation inputs, as for --train; without them no evaluation runs"), &O::eval),
+      Words(Flag("format", data, "WORD", "input format: Criteo TSV (label, 13 integers, 26 hex tokens; empty fields allowed)"), &O::format, {{"criteo", "criteo"}}),
+      Number(Flag("max-bad-rows", data, "N", "malformed rows tolerated (job-wide) before the run fails"), &O::max_bad_rows, AtLeast(0)),
+
+      Number(Flag("embedding-dim", model, "N", "embedding width per slot"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
+      IntList(Flag("mlp", model, "N,N,...", "hidden layer widths; the output layer (1) is implied"), &M::mlp, Positive()),
+      Words(Flag("sparse-optimizer", model, "WORD", "optimizer of the embedding rows"), &M::sparse_optimizer,
+            {{"adagrad", SparseOptimizerKind::kAdagrad}, {"sgd", SparseOptimizerKind::kSgd}}),
+      Words(Flag("dense-optimizer", model, "WORD", "optimizer of the MLP"), &M::dense_optimizer,
+            {{"adam", DenseOptimizerKind::kAdam}, {"sgd", DenseOptimizerKind::kSgd}}),
+      Number(Flag("lr-sparse", model, "X", "sparse learning rate"), &M::lr_sparse, Positive()),
+      Number(Flag("lr-dense", model, "X", "dense learning rate"), &M::lr_dense, Positive()),
+      Number(Flag("adagrad-init", model, "X", "initial Adagrad accumulator of a new row"), &M::adagrad_initial_accumulator, Positive()),
+      Number(Flag("init-scale", model, "X", "new embeddings are uniform(-s, s) from (key, seed)"), &M::init_scale, AtLeast(0)),
+      Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),
+
+      Words(Flag("device", run, "WORD", "compute backend; auto: cuda when a GPU is visible"), &O::device,
+            {{"cpu", "cpu"}, {"cuda", "cuda"}, {"auto", "auto"}}),
+      Number(Flag("workers-per-rank", run, "N", "G: workers per rank (GPUs, or virtual devices on the CPU backend)"), &O::workers_per_rank, Positive()),
+      Number(Flag("threads", run, "N", "CPU threads per rank; 0: cores / ranks on the node"), &O::threads, AtLeast(0)),
+      Number(Flag("batch-size", run, "N", "examples per worker per step (the global batch is W x this)"), &O::batch_size, Positive()),
+      Number(Flag("pass-examples", run, "N", "examples per pass across the job"), &O::pass_examples, Positive()),
+      Number(Flag("epochs", run, "N", "passes over the training data"), &O::epochs, Positive()),
+      Number(Flag("eval-every-passes", run, "N", "also evaluate every N passes (0: only at the end)"), &O::eval_every_passes, AtLeast(0)),
+
+      Number(Flag("mem-cache-gb", tiers, "X", "MEM-PS DRAM budget per rank in GB (fractions allowed); 0: every row in DRAM, no SSD tier"), &O::mem_cache_gb, AtLeast(0)),
+      Text(Flag("ssd-dir", tiers, "DIR", "SSD-PS files, in DIR/rank-<r>"), &O::ssd_dir),
+      Number(Flag("ssd-compact-threshold", tiers, "X", "stale fraction of an SSD-PS segment that triggers its compaction"), &O::ssd_compact_threshold, kCompactThresholdRange),
+      Words(Flag("ssd-io", tiers, "WORD", "SSD-PS file I/O; direct: O_DIRECT, no page cache (faster when rows are rarely read back, slower when the page cache would hold them)"), &O::ssd_direct_io,
+            {{"direct", true}, {"buffered", false}}),
+      Number(Flag("prefetch-passes", tiers, "N", "passes pulled and staged ahead of training (the Read stage runs one further)"), &O::prefetch_passes, PositiveAtMost(kMaxPrefetchPasses)),
+      Words(Flag("pipeline", tiers, "WORD", "on: the stages overlap; off: Read, Pull, Stage-in and Train run in sequence"), &O::pipeline,
+            {{"on", true}, {"off", false}}),
+
+      Text(Flag("checkpoint-dir", ckpt, "DIR", "directory of checkpoints (one is written at the end)"), &O::checkpoint_dir),
+      Number(Flag("checkpoint-every-passes", ckpt, "N", "also checkpoint every N passes (0: only at the end)"), &O::checkpoint_every_passes, AtLeast(0)),
+      Number(Flag("keep-checkpoints", ckpt, "N", "checkpoints kept; older ones are deleted"), &O::keep_checkpoints, Positive()),
+      Implicit(Text(Flag("resume", ckpt, "PATH", "resume from LATEST of --checkpoint-dir (--resume alone) or from the checkpoint PATH"), &O::resume), "LATEST"),
+      Text(Flag("export-delta-dir", ckpt, "DIR", "after each checkpoint, export the rows changed since the previous export"), &O::export_delta_dir),
+      Text(Flag("metrics-out", ckpt, "FILE", "JSONL metrics: one record per pass, then a final record"), &O::metrics_out),
+      Text(Flag("export-rows", ckpt, "DIR", "at the end, write every row as TSV to DIR/rows-<rank>.tsv"), &O::export_rows),
+
+      Special(Flag("config", other, "FILE", "file of flags, one per line (flag value, flag = value or --flag=value; # starts a comment); the command line wins"), FlagKind::kConfig),
+      Special(Flag("help", other, "", "print this help"), FlagKind::kHelp, 'h'),
+      Special(Flag("help-markdown", other, "", "print the flag table as Markdown (the README's)"), FlagKind::kHelpMarkdown),
+  };
+}
+
+}  // namespace
+
+const std::vector<FlagDef>& TrainFlags() {
+  static const std::vector<FlagDef> table = MakeTable();
+  return table;
+}
+
+const FlagDef* FindFlag(std::string_view name) {
+  for (const FlagDef& f : TrainFlags()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace strata
