@@ -149,33 +149,66 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   return SyncPath(path);
 }
 
-// Two threads share the work: a helper reads the next batch from the datasets (HDF5's
-// Fletcher32 checks and copies) while this one CRCs, checks and hands over the current one.
-Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
-                    const RowSink& sink) {
-  assert(file_rank >= 0 && file_rank < meta.ranks);
-  const int dim = meta.model.embedding_dim;
-  const RowLayout layout{dim};
-  const std::string path = ckpt_path + "/" + RankFileName(file_rank);
+namespace {
+
+// Opens rank file_rank's file of the checkpoint and its column datasets, checking the
+// rank it names and that every column has the rows the metadata says.
+Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int file_rank, h5::Handle* file,
+                       h5::Dataset (&ds)[kColumns]) {
   const RankFileInfo& expect = meta.rank_files[file_rank];
-  h5::Handle file, group;
-  STRATA_RETURN_IF_ERROR(h5::OpenFileReadOnly(path, &file));
-  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file.get(), "rows", path, &group));
+  h5::Handle group;
+  STRATA_RETURN_IF_ERROR(h5::OpenFileReadOnly(path, file));
+  STRATA_RETURN_IF_ERROR(h5::OpenGroup(file->get(), "rows", path, &group));
   int stored_rank = -1;
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(group.get(), "rank", H5T_NATIVE_INT, &stored_rank, path + ": /rows"));
   if (stored_rank != file_rank) {
     return Status::Corruption(path + ": written by rank " + std::to_string(stored_rank) + ", expected " +
                               std::to_string(file_rank));
   }
-  h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Open(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, dim),
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Open(group.get(), kColumnNames[c], ColumnType(c),
+                                             ColumnCols(c, meta.model.embedding_dim),
                                              path + ": /rows/" + kColumnNames[c], &ds[c]));
     if (ds[c].rows() != expect.rows) {
       return Status::Corruption(ds[c].where() + ": " + std::to_string(ds[c].rows()) + " rows, " +
                                 kMetaFileName + " says " + std::to_string(expect.rows));
     }
   }
+  return Status::OK();
+}
+
+// Rows (cols.n, row bytes) from a batch of columns, each key checked to be file_rank's.
+Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, int file_rank, uint64_t first,
+                     const std::string& path, std::vector<uint8_t>* rows) {
+  const int dim = layout.dim;
+  rows->resize(cols.n * layout.bytes());
+  for (uint64_t i = 0; i < cols.n; ++i) {
+    if (OwnerRank(cols.keys[i], ranks) != file_rank) {
+      return Status::Corruption(path + ": row " + std::to_string(first + i) + " key " +
+                                std::to_string(cols.keys[i]) + " is not owned by rank " + std::to_string(file_rank));
+    }
+    uint8_t* row = &(*rows)[i * layout.bytes()];
+    std::memcpy(RowLayout::Embedding(row), &cols.emb[i * dim], dim * sizeof(float));
+    std::memcpy(layout.State(row), &cols.state[i * dim], dim * sizeof(float));
+    layout.SetFreq(row, cols.freq[i]);
+    layout.SetLastPass(row, cols.last[i]);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// Two threads share the work: a helper reads the next batch from the datasets (HDF5's
+// Fletcher32 checks and copies) while this one CRCs, checks and hands over the current one.
+Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
+                    const RowSink& sink) {
+  assert(file_rank >= 0 && file_rank < meta.ranks);
+  const int dim = meta.model.embedding_dim;
+  const std::string path = ckpt_path + "/" + RankFileName(file_rank);
+  const RankFileInfo& expect = meta.rank_files[file_rank];
+  h5::Handle file;
+  h5::Dataset ds[kColumns];
+  STRATA_RETURN_IF_ERROR(OpenRankColumns(path, meta, file_rank, &file, ds));
   const uint64_t batch = BatchRows(dim);
   Columns bufs[2] = {Columns(dim, std::min(batch, expect.rows)), Columns(dim, std::min(batch, expect.rows))};
   auto read_batch = [&ds, &expect, batch](uint64_t first, Columns* cols) {
@@ -191,21 +224,9 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
   for (uint64_t first = 0, cur = 0; first < expect.rows; first += batch, cur ^= 1) {
     STRATA_RETURN_IF_ERROR(reading.get());
     if (first + batch < expect.rows) reading = std::async(std::launch::async, read_batch, first + batch, &bufs[cur ^ 1]);
-    Columns& cols = bufs[cur];
-    crc.Add(cols);
-    rows.resize(cols.n * layout.bytes());
-    for (uint64_t i = 0; i < cols.n; ++i) {
-      if (OwnerRank(cols.keys[i], meta.ranks) != file_rank) {
-        return Status::Corruption(path + ": row " + std::to_string(first + i) + " key " +
-                                  std::to_string(cols.keys[i]) + " is not owned by rank " + std::to_string(file_rank));
-      }
-      uint8_t* row = &rows[i * layout.bytes()];
-      std::memcpy(RowLayout::Embedding(row), &cols.emb[i * dim], dim * sizeof(float));
-      std::memcpy(layout.State(row), &cols.state[i * dim], dim * sizeof(float));
-      layout.SetFreq(row, cols.freq[i]);
-      layout.SetLastPass(row, cols.last[i]);
-    }
-    STRATA_RETURN_IF_ERROR(sink(cols.keys.data(), cols.n, rows.data()));
+    crc.Add(bufs[cur]);
+    STRATA_RETURN_IF_ERROR(ColumnsToRows(bufs[cur], RowLayout{dim}, meta.ranks, file_rank, first, path, &rows));
+    STRATA_RETURN_IF_ERROR(sink(bufs[cur].keys.data(), bufs[cur].n, rows.data()));
   }
   if (crc.Value() != expect.crc32) {
     char msg[128];

@@ -58,7 +58,8 @@ Status ParamExchange::Announce(int pass, const std::vector<uint64_t>& keys) {
 }
 
 // Owner side of a pull: serve every requested key, note its subscribers (ranks arrive in
-// ascending order, so the first is the lowest: the returner), and hold the pass.
+// ascending order, so the first is the lowest: the returner), and hold the pass. Each
+// reply is n (returner, held) byte pairs, then the n rows, served straight into it.
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
                                 std::vector<std::string>* reply) {
   size_t asked_total = 0;
@@ -70,17 +71,16 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   Status local;
   for (size_t r = 0; r < asked.size(); ++r) {
     const size_t n = asked[r].size();
-    std::vector<uint8_t> rows(n * row_bytes_), held(n, 0);
-    if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, rows.data(), held.data());
-    (*reply)[r].reserve(n * (row_bytes_ + 2));
+    (*reply)[r].resize(n * (2 + row_bytes_));
+    auto* pairs = reinterpret_cast<uint8_t*>((*reply)[r].data());
+    std::vector<uint8_t> held(n, 0);
+    if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data());
     for (size_t i = 0; i < n; ++i) {
       auto [slot, fresh] = owned->Insert(asked[r][i]);
       if (fresh) subs.emplace_back();
-      const uint8_t is_returner = subs[slot].empty();
+      pairs[2 * i] = subs[slot].empty();
+      pairs[2 * i + 1] = held[i];
       subs[slot].push_back(static_cast<int>(r));
-      wire::Put(&(*reply)[r], is_returner);
-      wire::Put(&(*reply)[r], held[i]);
-      wire::PutBytes(&(*reply)[r], &rows[i * row_bytes_], row_bytes_);
     }
   }
   routing->sub_begin_.assign(1, 0);
@@ -110,11 +110,13 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   rows->resize(keys.size() * row_bytes_);
   held->assign(keys.size(), 0);
   for (size_t r = 0; r < recv.size(); ++r) {
-    wire::Reader in(recv[r]);
-    for (size_t i : position[r]) {
-      routing->returner_[i] = in.Get<uint8_t>();
-      (*held)[i] = in.Get<uint8_t>();
-      std::memcpy(rows->data() + i * row_bytes_, in.Take(row_bytes_), row_bytes_);
+    const auto* pairs = reinterpret_cast<const uint8_t*>(recv[r].data());
+    const uint8_t* served_rows = pairs + 2 * position[r].size();
+    for (size_t j = 0; j < position[r].size(); ++j) {
+      const size_t i = position[r][j];
+      routing->returner_[i] = pairs[2 * j];
+      (*held)[i] = pairs[2 * j + 1];
+      std::memcpy(rows->data() + i * row_bytes_, served_rows + j * row_bytes_, row_bytes_);
     }
     std::string().swap(recv[r]);
   }

@@ -29,4 +29,11 @@ Status ErrnoStatus(const std::string& what, int err) {
   return Status::IOError(what + ": " + std::strerror(err));
 }
 
+Status FirstError(const std::vector<Status>& all) {
+  for (const Status& s : all) {
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 }  // namespace strata

@@ -57,71 +57,95 @@ uint64_t CriteoTokenHash(std::string_view token) {
 }
 
 namespace data_internal {
+namespace {
 
-bool ParseCriteoRow(std::string_view line, const TsvSchema& schema, Batch* out, std::string* reason) {
-  const size_t expected = static_cast<size_t>(schema.columns());
-  const char* p = line.data();
-  const char* const end = p + line.size();
-  // Splits off the next field; false when the line has run out of fields.
-  bool more = true;
-  auto next_field = [&](std::string_view* field) {
-    if (!more) return false;
-    const char* tab = static_cast<const char*>(std::memchr(p, '\t', static_cast<size_t>(end - p)));
-    const char* stop = tab != nullptr ? tab : end;
-    *field = std::string_view(p, static_cast<size_t>(stop - p));
-    more = tab != nullptr;
-    p = stop + (tab != nullptr ? 1 : 0);
+// Splits a line into its tab-separated fields, front to back.
+class FieldCursor {
+ public:
+  explicit FieldCursor(std::string_view line) : p_(line.data()), end_(line.data() + line.size()) {}
+
+  // The next field; false when the line has run out of fields.
+  bool Next(std::string_view* field) {
+    if (!more_) return false;
+    const char* tab = static_cast<const char*>(std::memchr(p_, '\t', static_cast<size_t>(end_ - p_)));
+    const char* stop = tab != nullptr ? tab : end_;
+    *field = std::string_view(p_, static_cast<size_t>(stop - p_));
+    more_ = tab != nullptr;
+    p_ = stop + (tab != nullptr ? 1 : 0);
     return true;
-  };
-  auto fail_columns = [&] {
-    *reason = "expected " + std::to_string(expected) + " columns, got " + std::to_string(CountColumns(line));
-    return false;
-  };
-
-  std::string_view field;
-  next_field(&field);
-  float label;
-  if (field == "0") {
-    label = 0.0f;
-  } else if (field == "1") {
-    label = 1.0f;
-  } else {
-    if (CountColumns(line) != expected) return fail_columns();
-    *reason = "bad label '" + std::string(field) + "' (must be 0 or 1)";
-    return false;
   }
+  bool more() const { return more_; }
 
-  const size_t dense_mark = out->dense.size();
-  const size_t key_mark = out->keys.size();
-  const size_t offset_mark = out->offsets.size();
-  auto rollback = [&] {
-    out->dense.resize(dense_mark);
-    out->keys.resize(key_mark);
-    out->offsets.resize(offset_mark);
-    return false;
-  };
+ private:
+  const char* p_;
+  const char* const end_;
+  bool more_ = true;
+};
 
+// What a row appended to a batch, taken back when the row turns out malformed.
+struct BatchMark {
+  explicit BatchMark(const Batch& b) : dense(b.dense.size()), keys(b.keys.size()), offsets(b.offsets.size()) {}
+  void Rollback(Batch* b) const {
+    b->dense.resize(dense);
+    b->keys.resize(keys);
+    b->offsets.resize(offsets);
+  }
+  size_t dense, keys, offsets;
+};
+
+// Why a row failed: a wrong column count explains everything, so it is checked first.
+bool Fail(std::string_view line, const TsvSchema& schema, const std::string& why, std::string* reason) {
+  const size_t expected = static_cast<size_t>(schema.columns());
+  const size_t got = CountColumns(line);
+  *reason = got != expected ? "expected " + std::to_string(expected) + " columns, got " + std::to_string(got) : why;
+  return false;
+}
+
+// The integer columns, transformed; on a bad one, *bad names it (empty: out of fields).
+bool ParseDense(FieldCursor* fields, const TsvSchema& schema, Batch* out, std::string* bad) {
+  std::string_view field;
   for (int j = 0; j < schema.num_dense; ++j) {
-    if (!next_field(&field)) return rollback() || fail_columns();
+    if (!fields->Next(&field)) return false;
     int64_t v = 0;
     if (!field.empty()) {
       auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
       if (ec != std::errc() || ptr != field.data() + field.size()) {
-        rollback();
-        if (CountColumns(line) != expected) return fail_columns();
-        *reason = "integer column I" + std::to_string(j + 1) + " is not a number: '" + std::string(field) + "'";
+        *bad = "integer column I" + std::to_string(j + 1) + " is not a number: '" + std::string(field) + "'";
         return false;
       }
     }
     out->dense.push_back(TransformDenseInt(v));
   }
+  return true;
+}
+
+// The categorical columns as slot keys; false when the line has too few or too many.
+bool ParseSlots(FieldCursor* fields, const TsvSchema& schema, Batch* out) {
+  std::string_view field;
   for (int s = 0; s < schema.num_slots; ++s) {
-    if (!next_field(&field)) return rollback() || fail_columns();
+    if (!fields->Next(&field)) return false;
     if (!field.empty()) out->keys.push_back(SlotKey(s, CriteoTokenHash(field)));
     out->offsets.push_back(static_cast<uint32_t>(out->keys.size()));
   }
-  if (more) return rollback() || fail_columns();
-  out->labels.push_back(label);
+  return !fields->more();
+}
+
+}  // namespace
+
+bool ParseCriteoRow(std::string_view line, const TsvSchema& schema, Batch* out, std::string* reason) {
+  FieldCursor fields(line);
+  std::string_view field;
+  fields.Next(&field);
+  if (field != "0" && field != "1") {
+    return Fail(line, schema, "bad label '" + std::string(field) + "' (must be 0 or 1)", reason);
+  }
+  const BatchMark mark(*out);
+  std::string bad;
+  if (!ParseDense(&fields, schema, out, &bad) || !ParseSlots(&fields, schema, out)) {
+    mark.Rollback(out);
+    return Fail(line, schema, bad, reason);
+  }
+  out->labels.push_back(field == "1" ? 1.0f : 0.0f);
   ++out->num_examples;
   return true;
 }

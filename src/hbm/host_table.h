@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "strata/common/hash.h"
 #include "strata/common/status.h"
 
 namespace strata {
@@ -34,7 +35,7 @@ class HostTable {
 
  private:
   static constexpr uint32_t kEmpty = 0xffffffffu;
-  static uint64_t Hash(uint64_t key) { return (key * 0x9e3779b97f4a7c15ULL) >> 17; }
+  static uint64_t Hash(uint64_t key) { return FibonacciHash(key) >> 17; }
 
   size_t row_bytes_;
   size_t max_keys_ = 0;

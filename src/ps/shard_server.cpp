@@ -109,14 +109,14 @@ TierCounters ShardServer::Counters() {
   std::shared_lock lock(mu_);
   const MemPsStats m = mem_->mem_stats();
   const StoreStats d = store_->stats();
-  c.cache_hits = static_cast<int64_t>(m.hits);
-  c.cache_misses = static_cast<int64_t>(m.misses);
-  c.ssd_rows_read = static_cast<int64_t>(m.backing_rows_read);
-  c.ssd_rows_written = static_cast<int64_t>(m.rows_flushed);
-  c.ssd_bytes_read = static_cast<int64_t>(d.bytes_read);
-  c.ssd_bytes_written = static_cast<int64_t>(d.bytes_written);
-  c.ssd_disk_bytes = static_cast<int64_t>(d.disk_bytes);
-  c.compactions = static_cast<int64_t>(d.compactions);
+  c[TierCounters::kCacheHits] = static_cast<int64_t>(m.hits);
+  c[TierCounters::kCacheMisses] = static_cast<int64_t>(m.misses);
+  c[TierCounters::kSsdRowsRead] = static_cast<int64_t>(m.backing_rows_read);
+  c[TierCounters::kSsdRowsWritten] = static_cast<int64_t>(m.rows_flushed);
+  c[TierCounters::kSsdBytesRead] = static_cast<int64_t>(d.bytes_read);
+  c[TierCounters::kSsdBytesWritten] = static_cast<int64_t>(d.bytes_written);
+  c[TierCounters::kSsdDiskBytes] = static_cast<int64_t>(d.disk_bytes);
+  c[TierCounters::kCompactions] = static_cast<int64_t>(d.compactions);
   return c;
 }
 

@@ -8,17 +8,6 @@
 #include "train/pass_pipeline.h"
 
 namespace strata {
-namespace {
-
-Status FirstError(const std::vector<Status>& all) {
-  for (const Status& s : all) {
-    if (!s.ok()) return s;
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
 Status Evaluator::PredictPass(const PassData& pass, std::vector<std::vector<float>>* probs,
                               std::vector<std::vector<float>>* labels) {
   Status local = hbm_->BeginPass(-1, pass.keys.size());
@@ -55,10 +44,12 @@ Status Evaluator::Evaluate(EvalResult* out) {
   STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
   std::vector<float> p, y;
   for (const std::string& part : all) {
-    const size_t n = part.size() / (2 * sizeof(float));
-    const auto* f = reinterpret_cast<const float*>(part.data());
-    p.insert(p.end(), f, f + n);
-    y.insert(y.end(), f + n, f + 2 * n);
+    const size_t n = part.size() / (2 * sizeof(float)), at = p.size();
+    wire::Reader in(part);
+    p.resize(at + n);
+    y.resize(at + n);
+    std::memcpy(&p[at], in.Take(n * sizeof(float)), n * sizeof(float));
+    std::memcpy(&y[at], in.Take(n * sizeof(float)), n * sizeof(float));
   }
   out->examples = static_cast<int64_t>(p.size());
   out->auc = ExactAuc(p.data(), y.data(), p.size());

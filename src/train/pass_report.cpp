@@ -24,28 +24,25 @@ Status PassReporter::Open(const std::string& metrics_path) {
   return metrics_.Open(metrics_path);
 }
 
-void PassReporter::FillTiers(const int64_t delta[8], PassStats* st) const {
-  st->cache_hits = delta[0];
-  st->cache_misses = delta[1];
-  st->ssd_rows_read = delta[2];
-  st->ssd_rows_written = delta[3];
-  st->ssd_bytes_read = delta[4];
-  st->ssd_bytes_written = delta[5];
-  st->ssd_disk_bytes = delta[6];
-  st->compactions = delta[7];
+void PassReporter::FillTiers(const TierCounters& d, PassStats* st) const {
+  st->cache_hits = d[TierCounters::kCacheHits];
+  st->cache_misses = d[TierCounters::kCacheMisses];
+  st->ssd_rows_read = d[TierCounters::kSsdRowsRead];
+  st->ssd_rows_written = d[TierCounters::kSsdRowsWritten];
+  st->ssd_bytes_read = d[TierCounters::kSsdBytesRead];
+  st->ssd_bytes_written = d[TierCounters::kSsdBytesWritten];
+  st->ssd_disk_bytes = d[TierCounters::kSsdDiskBytes];
+  st->compactions = d[TierCounters::kCompactions];
 }
 
-// Counters are cumulative per rank: the pass's share is the difference to the previous
-// pass, except the disk's size, which is a level.
+// The pass's share of a cumulative counter is the difference to the previous pass; a level
+// is taken as it stands.
 Status PassReporter::Report(PassStats* st) {
   const TierCounters now = server_->Counters();
-  int64_t delta[8] = {now.cache_hits - before_.cache_hits,       now.cache_misses - before_.cache_misses,
-                      now.ssd_rows_read - before_.ssd_rows_read, now.ssd_rows_written - before_.ssd_rows_written,
-                      now.ssd_bytes_read - before_.ssd_bytes_read,
-                      now.ssd_bytes_written - before_.ssd_bytes_written,
-                      now.ssd_disk_bytes,                        now.compactions - before_.compactions};
+  TierCounters delta;
+  for (int f = 0; f < TierCounters::kFields; ++f) delta[f] = now[f] - (TierCounters::IsLevel(f) ? 0 : before_[f]);
   before_ = now;
-  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta, 8));
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta.v, TierCounters::kFields));
   FillTiers(delta, st);
   int64_t rss[1] = {PeakRssBytes()};
   STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));

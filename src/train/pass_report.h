@@ -42,7 +42,7 @@ class PassReporter {
   Status Finish(const JobTotals& totals, const PassStats& eval);
 
  private:
-  void FillTiers(const int64_t delta[8], PassStats* st) const;
+  void FillTiers(const TierCounters& delta, PassStats* st) const;
 
   Comm* comm_;
   ShardServer* server_;

@@ -2,17 +2,6 @@
 #include "train/step_loop.h"
 
 namespace strata {
-namespace {
-
-Status FirstError(const std::vector<Status>& all) {
-  for (const Status& s : all) {
-    if (!s.ok()) return s;
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
 StepLoop::StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
                    int num_slots, int num_dense)
     : comm_(comm), exchange_(exchange), hbm_(hbm), pool_(pool),

@@ -108,8 +108,8 @@ TEST_CASE("shard server: pulled passes stay cached until released; then eviction
   REQUIRE(c.server->PullReadOnly(first.data(), first.size(), back.data()).ok());
   CHECK(back == trained);
   const TierCounters t = c.server->Counters();
-  CHECK(t.cache_hits + t.cache_misses > 0);
-  CHECK(t.ssd_rows_written == 4);
+  CHECK(t[TierCounters::kCacheHits] + t[TierCounters::kCacheMisses] > 0);
+  CHECK(t[TierCounters::kSsdRowsWritten] == 4);
 }
 
 TEST_CASE("shard server: Load stores and evicts; WithStore sees every row") {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "strata/common/hash.h"
 #include "strata/ssd/ssd_store.h"
 
 namespace strata::ssd_test {
@@ -43,13 +44,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // The row written for `key` at version `version`: distinct for every (key, version).
 inline std::vector<uint8_t> RowFor(uint64_t key, uint64_t version, size_t row_bytes) {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "strata/common/hash.h"
+
 namespace strata {
 
 class KeyIndex {
@@ -51,7 +53,7 @@ class KeyIndex {
   size_t size() const { return size_; }
 
  private:
-  size_t Slot(uint64_t key) const { return ((key * 0x9e3779b97f4a7c15ULL) >> 20) & (ids_.size() - 1); }
+  size_t Slot(uint64_t key) const { return (FibonacciHash(key) >> 20) & (ids_.size() - 1); }
 
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> ids_;

@@ -6,15 +6,9 @@
 
 #include <cstdint>
 
-namespace strata {
+#include "strata/common/hash.h"
 
-// A strong 64-bit finalizer (splitmix64). Pure function; identical on every machine.
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+namespace strata {
 
 // REQUIRES: ranks >= 1.
 inline int OwnerRank(uint64_t key, int ranks) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 #include <utility>
 
 namespace strata {
@@ -39,6 +40,9 @@ class Status {
 
 // Builds an IOError from errno: "<what>: <strerror(errno)>".
 Status ErrnoStatus(const std::string& what, int err);
+
+// The first error of all (in order), or OK: the outcome of work split over threads.
+Status FirstError(const std::vector<Status>& all);
 
 }  // namespace strata
 

@@ -35,12 +35,17 @@
 
 namespace strata {
 
-// Cumulative tier counters of one rank's stores (zero without an SSD tier).
+// Tier counters of one rank's stores (zero without an SSD tier): cumulative counts, except
+// the levels (IsLevel), which say how things stand now. An array, so ranks sum it at once.
 struct TierCounters {
-  int64_t cache_hits = 0, cache_misses = 0;
-  int64_t ssd_rows_read = 0, ssd_rows_written = 0;
-  int64_t ssd_bytes_read = 0, ssd_bytes_written = 0;
-  int64_t ssd_disk_bytes = 0, compactions = 0;
+  enum Field {
+    kCacheHits, kCacheMisses, kSsdRowsRead, kSsdRowsWritten, kSsdBytesRead, kSsdBytesWritten,
+    kSsdDiskBytes, kCompactions, kFields
+  };
+  static bool IsLevel(int f) { return f == kSsdDiskBytes; }
+  int64_t& operator[](int f) { return v[f]; }
+  int64_t operator[](int f) const { return v[f]; }
+  int64_t v[kFields] = {};
 };
 
 class ShardServer {
