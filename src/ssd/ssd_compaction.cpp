@@ -19,7 +19,6 @@
 namespace strata::ssd {
 namespace {
 
-constexpr size_t kCompactChunkBytes = 4 << 20;  // sequential read size of a victim
 constexpr uint64_t kRoundSegments = 4;          // live bytes one round copies, in segments
 
 }  // namespace
@@ -136,100 +135,68 @@ std::vector<SsdStoreImpl::SegmentPtr> SsdStoreImpl::PickVictims() {
 }
 
 Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
-  struct Copy {
-    uint64_t key, from, to;
-  };
-  std::vector<Copy> copies;
-  std::vector<SegmentPtr> outputs;
-  std::atomic<uint64_t> out_bytes{0};
-  Appender out(layout_, opts_.write_buffer_bytes, &out_bytes);
-  auto abandon = [&](const Status& st) {
-    {
-      std::unique_lock lk(index_mu_);
-      DropSegments(outputs);
-    }
-    for (const SegmentPtr& seg : outputs) ::unlink(seg->path.c_str());
-    bytes_written_ += out_bytes;
-    return st;
-  };
-  uint64_t max_units = 1;
-  for (const SegmentPtr& v : victims) max_units = std::max<uint64_t>(max_units, (v->records + layout_.per_unit - 1) / layout_.per_unit);
-  const size_t chunk_units = static_cast<size_t>(
-      std::min<uint64_t>(max_units, std::max<size_t>(1, kCompactChunkBytes / layout_.unit_bytes)));
-  AlignedBuffer buf = NewAlignedBuffer(chunk_units * layout_.unit_bytes);
-  std::vector<uint64_t> keys, seqs;
-  std::vector<uint8_t> take;
-  const uint64_t epoch = sync_epoch_;
-  bool hold = false;  // some copy is superseded by a record the next Sync makes durable
+  Round round(layout_, opts_.write_buffer_bytes, sync_epoch_);
   for (const SegmentPtr& v : victims) {
-    const uint64_t records = v->records;
-    const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
-    for (uint64_t u = 0; u < units; u += chunk_units) {
-      if (shutting_down()) return abandon(Status::OK());
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
-      const uint64_t offset = kHeaderBytes + u * layout_.unit_bytes;
-      size_t got = 0;
-      Status st = PreadAll(v->fd, buf.get(), n * layout_.unit_bytes, offset, v->path, &got);
-      if (st.ok() && got < n * layout_.unit_bytes) {
-        st = Status::Corruption(v->path + ": truncated, short read at offset " + std::to_string(offset));
-      }
-      if (!st.ok()) return abandon(st);
-      bytes_read_ += got;
-      const uint64_t first = u * layout_.per_unit;
-      const uint64_t end = std::min(records, (u + n) * layout_.per_unit);
-      keys.resize(end - first);
-      seqs.resize(end - first);
-      take.assign(end - first, 0);
-      for (uint64_t r = first; r < end; ++r) {
-        if (!DecodeRecord(buf.get() + (layout_.Offset(r) - offset), opts_.row_bytes, &keys[r - first], &seqs[r - first])) {
-          return abandon(Status::Corruption(v->path + ": record " + std::to_string(r) + " at offset " +
-                                            std::to_string(layout_.Offset(r)) + ": checksum mismatch"));
-        }
-      }
-      {
-        std::shared_lock lk(index_mu_);
-        for (uint64_t r = first; r < end; ++r) {
-          uint64_t loc = 0;
-          if (!index_.Find(keys[r - first], &loc)) continue;
-          const Segment* at = slots_[LocationSlot(loc)].get();
-          const bool live = loc == MakeLocation(v->slot, r);
-          take[r - first] = live || LocationRecord(loc) >= at->durable;
-          hold |= !live && take[r - first];
-        }
-      }
-      for (uint64_t r = first; r < end; ++r) {
-        if (!take[r - first]) continue;
-        const SegmentPtr& cur = out.segment();
-        if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
-          if (cur != nullptr) st = out.Flush();
-          SegmentPtr seg;
-          if (st.ok()) st = NewSegment(&seg);
-          if (st.ok()) outputs.push_back(seg);
-          if (st.ok()) st = out.Start(seg);
-          if (!st.ok()) return abandon(st);
-        }
-        uint64_t rec = 0;
-        st = out.Append(keys[r - first], seqs[r - first], buf.get() + (layout_.Offset(r) - offset) + 16, &rec);
-        if (!st.ok()) return abandon(st);
-        copies.push_back({keys[r - first], MakeLocation(v->slot, r), MakeLocation(out.segment()->slot, rec)});
-      }
+    bool stopped = false;
+    Status st = ScanSegment(*v, layout_, v->records, [&](const RecordChunk& c) {
+      stopped = shutting_down();
+      return stopped ? Status::IOError(opts_.dir + ": compaction stopped, the store is closing") : CopyLive(*v, c, &round);
+    }, &bytes_read_);
+    if (!st.ok()) return AbandonRound(&round, stopped ? Status::OK() : st);
+  }
+  return FinishRound(victims, &round);
+}
+
+Status SsdStoreImpl::CopyLive(const Segment& v, const RecordChunk& c, Round* round) {
+  std::vector<uint8_t> take(c.size(), 0);
+  {
+    std::shared_lock lk(index_mu_);
+    for (size_t i = 0; i < c.size(); ++i) {
+      uint64_t loc = 0;
+      if (!index_.Find(c.keys[i], &loc)) continue;
+      const Segment* at = slots_[LocationSlot(loc)].get();
+      const bool live = loc == MakeLocation(v.slot, c.first + i);
+      take[i] = live || LocationRecord(loc) >= at->durable;
+      round->hold |= !live && take[i];
     }
   }
-  if (!outputs.empty()) {
-    Status st = out.Flush();
-    for (const SegmentPtr& seg : outputs) {
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (take[i]) STRATA_RETURN_IF_ERROR(AppendCopy(c.keys[i], c.seqs[i], c.rows[i], MakeLocation(v.slot, c.first + i), round));
+  }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round) {
+  const SegmentPtr& cur = round->out.segment();
+  if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
+    if (cur != nullptr) STRATA_RETURN_IF_ERROR(round->out.Flush());
+    SegmentPtr seg;
+    STRATA_RETURN_IF_ERROR(NewSegment(&seg));
+    round->outputs.push_back(seg);
+    STRATA_RETURN_IF_ERROR(round->out.Start(seg));
+  }
+  uint64_t rec = 0;
+  STRATA_RETURN_IF_ERROR(round->out.Append(key, seq, row, &rec));
+  round->copies.push_back({key, from, MakeLocation(round->out.segment()->slot, rec)});
+  return Status::OK();
+}
+
+Status SsdStoreImpl::FinishRound(const std::vector<SegmentPtr>& victims, Round* round) {
+  if (!round->outputs.empty()) {
+    Status st = round->out.Flush();
+    for (const SegmentPtr& seg : round->outputs) {
       if (st.ok()) st = SyncFile(seg->fd, seg->path);
       seg->sealed = true;
-      if (hold) seg->hold_until = epoch + 1;
+      if (round->hold) seg->hold_until = round->epoch + 1;
     }
-    if (!st.ok()) return abandon(st);
+    if (!st.ok()) return AbandonRound(round, st);
   }
   {
     std::lock_guard mlk(manifest_mu_);
-    Status st = CommitManifest(outputs, victims);
-    if (!st.ok()) return abandon(st);
+    Status st = CommitManifest(round->outputs, victims);
+    if (!st.ok()) return AbandonRound(round, st);
     std::unique_lock lk(index_mu_);
-    for (const Copy& c : copies) {
+    for (const Round::Copy& c : round->copies) {
       if (index_.ReplaceIf(c.key, c.from, c.to)) ++slots_[LocationSlot(c.to)]->live;
     }
     DropSegments(victims);
@@ -237,10 +204,20 @@ Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
   // The switch is durable: the victims are garbage. A failed unlink only leaks the file
   // until the next open removes it as unlisted.
   for (const SegmentPtr& v : victims) ::unlink(v->path.c_str());
-  bytes_written_ += out_bytes;
-  compaction_bytes_ += out_bytes;
+  bytes_written_ += round->out_bytes;
+  compaction_bytes_ += round->out_bytes;
   ++compactions_;
   return Status::OK();
+}
+
+Status SsdStoreImpl::AbandonRound(Round* round, const Status& st) {
+  {
+    std::unique_lock lk(index_mu_);
+    DropSegments(round->outputs);
+  }
+  for (const SegmentPtr& seg : round->outputs) ::unlink(seg->path.c_str());
+  bytes_written_ += round->out_bytes;
+  return st;
 }
 
 }  // namespace strata::ssd

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "ssd/batch_reader.h"
-#include "ssd/key_index.h"
+#include "ssd/record_index.h"
 #include "ssd/segment.h"
 #include "strata/ssd/ssd_store.h"
 
@@ -51,7 +51,7 @@ class SsdStoreImpl final : public SsdStore {
 
   // --- ssd_store.cpp
   Status Recover();
-  Status LoadSegment(uint64_t number, uint64_t records, KeyIndex* seqs);
+  Status LoadSegment(uint64_t number, uint64_t records, RecordIndex* seqs);
   Status RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m);
   Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
@@ -70,7 +70,29 @@ class SsdStoreImpl final : public SsdStore {
   void Schedule();
   Status CompactRounds();                // REQUIRES: compact_mu_ held
   std::vector<SegmentPtr> PickVictims();
+
+  // One compaction round's outputs, being written, and the copies made into them.
+  struct Round {
+    struct Copy {
+      uint64_t key, from, to;  // locations: the victim's record and its copy
+    };
+    Round(const RecordLayout& layout, size_t buffer_bytes, uint64_t sync_epoch)
+        : out(layout, buffer_bytes, &out_bytes), epoch(sync_epoch) {}
+    std::atomic<uint64_t> out_bytes{0};
+    Appender out;
+    std::vector<SegmentPtr> outputs;
+    std::vector<Copy> copies;
+    const uint64_t epoch;  // sync epoch when the round began
+    bool hold = false;     // some copy is superseded by a record the next Sync makes durable
+  };
+  // Copies the victims' records that must survive into new segments, then switches.
   Status Rewrite(const std::vector<SegmentPtr>& victims);
+  Status CopyLive(const Segment& v, const RecordChunk& c, Round* round);
+  Status AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round);
+  // Syncs the outputs, commits the manifest swap, moves the index and unlinks the victims.
+  Status FinishRound(const std::vector<SegmentPtr>& victims, Round* round);
+  // Deletes the round's outputs; returns st.
+  Status AbandonRound(Round* round, const Status& st);
 
   const SsdOptions opts_;
   const RecordLayout layout_;
@@ -84,7 +106,7 @@ class SsdStoreImpl final : public SsdStore {
   std::vector<std::unique_ptr<BatchReader>> readers_;  // idle readers, guarded by readers_mu_
 
   mutable std::shared_mutex index_mu_;
-  KeyIndex index_;                        // guarded by index_mu_
+  RecordIndex index_;                        // guarded by index_mu_
   std::vector<SegmentPtr> slots_;         // guarded by index_mu_; nullptr = free slot
   std::vector<uint32_t> free_slots_;      // guarded by index_mu_
 
