@@ -64,6 +64,11 @@ Status SsdStoreImpl::Recover() {
   STRATA_RETURN_IF_ERROR(ListDir(opts_.dir, &names));
   const std::string manifest_path = opts_.dir + "/" + kManifestName;
   ManifestData m;
+  if (!opts_.durable) {
+    // A cache starts empty: everything an earlier store left here is unlisted.
+    for (const std::string& name : names) next_file_ = std::max<uint64_t>(next_file_, ParseSegmentFileName(name) + 1);
+    return RemoveUnlisted(names, m);
+  }
   if (std::find(names.begin(), names.end(), kManifestName) != names.end()) {
     std::string bytes;
     STRATA_RETURN_IF_ERROR(ReadWholeFile(manifest_path, &bytes));
@@ -139,7 +144,9 @@ Status SsdStoreImpl::RemoveUnlisted(const std::vector<std::string>& names, const
   for (const auto& seg : m.segments) listed.insert(seg.first);
   for (const std::string& name : names) {
     const uint64_t number = ParseSegmentFileName(name);
-    if (name != kManifestTmpName && (number == 0 || listed.count(number))) continue;
+    const bool manifest = name == kManifestName || name == kManifestTmpName;
+    const bool keep = manifest ? (name == kManifestName && opts_.durable) : (number == 0 || listed.count(number));
+    if (keep) continue;
     const std::string path = opts_.dir + "/" + name;
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("remove leftover " + path, errno);
   }
@@ -284,8 +291,12 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
 Status SsdStoreImpl::RollUserSegment() {
   if (const SegmentPtr& cur = user_.segment()) {
     STRATA_RETURN_IF_ERROR(user_.Flush());
-    cur->sealed = true;
-    unsynced_.push_back(cur);
+    if (opts_.durable) {
+      cur->sealed = true;
+      unsynced_.push_back(cur);
+    } else {
+      rolled_.push_back(cur);  // sealed by Put once the index points at its records
+    }
   }
   SegmentPtr seg;
   STRATA_RETURN_IF_ERROR(NewSegment(&seg));
@@ -316,11 +327,18 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
     }
   }
   user_bytes_written_ += n * opts_.row_bytes;
+  // A cache's sealed segments are compactable at once, and overwrites make them stale.
+  if (!opts_.durable) {
+    for (const SegmentPtr& seg : rolled_) seg->sealed = true;
+    rolled_.clear();
+    Schedule();
+  }
   return Status::OK();
 }
 
 Status SsdStoreImpl::Sync() {
   STRATA_RETURN_IF_ERROR(error());
+  if (!opts_.durable) return Status::OK();  // a cache makes nothing durable
   std::vector<SegmentPtr> promote = unsynced_;
   if (const SegmentPtr& cur = user_.segment()) {
     Status st = user_.Flush();
@@ -387,9 +405,10 @@ StoreStats SsdStoreImpl::stats() const {
       s.disk_bytes += layout_.ExtentBytes(seg->records);
       ++listed;
     }
-    s.disk_bytes += 36 + 16 * listed;  // the manifest
+    if (opts_.durable) s.disk_bytes += 36 + 16 * listed;  // the manifest
   }
   s.logical_bytes = s.live_keys * opts_.row_bytes;
+  s.live_bytes = LiveBytes(s.live_keys);
   s.bytes_read = bytes_read_;
   s.bytes_written = bytes_written_;
   s.user_bytes_written = user_bytes_written_;

@@ -44,6 +44,8 @@ class SsdStoreImpl final : public SsdStore {
   StoreStats stats() const override;
   Status CompactNow() override;
   Status WaitForCompaction() override;
+  Status WaitForDiskBound(StoreStats* stats) override;
+  uint64_t DiskBound(const StoreStats& stats) const override;
   size_t num_segments() const override;
 
  private:
@@ -70,6 +72,24 @@ class SsdStoreImpl final : public SsdStore {
   void Schedule();
   Status CompactRounds();                // REQUIRES: compact_mu_ held
   std::vector<SegmentPtr> PickVictims();
+  // A sealed segment compaction may rewrite.
+  struct Candidate {
+    double score;         // the larger, the sooner: stale fraction (durable), else the
+                          // fraction of its extent a rewrite frees
+    double stale;         // fraction of its records superseded
+    uint64_t extent;      // file bytes
+    uint64_t live;        // records the index points at
+    uint64_t live_bytes;  // unit bytes those take packed
+    SegmentPtr seg;
+  };
+  // Candidates, best first; *disk is the extent of every segment, *live_keys the index size.
+  std::vector<Candidate> Candidates(uint64_t* disk, uint64_t* live_keys);
+  // Disk use compaction holds the store to: DiskBound less half a segment of headroom,
+  // or disk_budget_bytes when that is set and lower.
+  uint64_t CompactionTarget(uint64_t live_keys) const;
+  // Bytes of the segments a round writes to hold `records` records.
+  uint64_t OutputExtent(uint64_t records) const;
+  uint64_t LiveBytes(uint64_t live_keys) const { return live_keys * layout_.unit_bytes / layout_.per_unit; }
 
   // One compaction round's outputs, being written, and the copies made into them.
   struct Round {
@@ -122,6 +142,9 @@ class SsdStoreImpl final : public SsdStore {
   // Append path, owned by the Put/Sync caller.
   Appender user_;
   std::vector<SegmentPtr> unsynced_;      // sealed since the last Sync, not yet fdatasync'ed
+  std::vector<SegmentPtr> rolled_;        // cache mode: full, to be sealed at the end of Put
+                                          // (a sealed segment with records the index does not
+                                          // know yet would look all stale to the compactor)
   uint64_t next_seq_ = 1;
 
   std::atomic<uint64_t> bytes_read_{0};
