@@ -49,6 +49,7 @@ cxxopts::Options MakeSpec(const TrainOptions& d) {
       ("ssd-compact-threshold", "stale fraction of an SSD-PS segment that triggers its compaction", cxxopts::value<std::string>()->default_value("0.5"))
       ("prefetch-passes", "passes pulled and staged ahead of training (the Read stage runs one further)", cxxopts::value<std::string>()->default_value(std::to_string(d.prefetch_passes)))
       ("ssd-io", "SSD-PS file I/O: buffered (through the page cache) or direct (O_DIRECT)", cxxopts::value<std::string>()->default_value("buffered"))
+      ("ssd-segment-mb", "SSD-PS segment file size in MiB (disk use stays within 2x the live rows plus one segment)", cxxopts::value<std::string>()->default_value("64"))
       ("pipeline", "on: the stages overlap; off: they run in sequence", cxxopts::value<std::string>()->default_value("on"))
       ("checkpoint-dir", "directory of checkpoints (one is written at the end)", cxxopts::value<std::string>()->default_value(""))
       ("checkpoint-every-passes", "also checkpoint every N passes (0: only at the end)", cxxopts::value<std::string>()->default_value("0"))
@@ -161,6 +162,9 @@ Status Validate(TrainOptions* o) {
   if (!(o->ssd_compact_threshold > 0 && o->ssd_compact_threshold < 1)) {
     return Status::InvalidArgument("--ssd-compact-threshold must be in (0, 1)");
   }
+  if (!(o->ssd_segment_mb >= 0.0625 && o->ssd_segment_mb <= 4096)) {
+    return Status::InvalidArgument(fmt::format("--ssd-segment-mb must be in [0.0625, 4096], got {}", o->ssd_segment_mb));
+  }
   STRATA_RETURN_IF_ERROR(Positive("prefetch-passes", o->prefetch_passes));
   // The passes pinned at once (training, pulled ahead, read ahead) must fit the MEM-PS pin
   // window (strata/mem/cache_policy.h).
@@ -244,6 +248,7 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     STRATA_RETURN_IF_ERROR(f.Number("prefetch-passes", &o.prefetch_passes));
     STRATA_RETURN_IF_ERROR(f.TwoWay("pipeline", "on", "off", &o.pipeline));
     STRATA_RETURN_IF_ERROR(f.TwoWay("ssd-io", "direct", "buffered", &o.ssd_direct_io));
+    STRATA_RETURN_IF_ERROR(f.Number("ssd-segment-mb", &o.ssd_segment_mb));
     STRATA_RETURN_IF_ERROR(f.Number("max-bad-rows", &o.max_bad_rows));
     STRATA_RETURN_IF_ERROR(f.Number("workers-per-rank", &o.workers_per_rank));
     STRATA_RETURN_IF_ERROR(f.Number("threads", &o.threads));

@@ -257,20 +257,24 @@ class Job {
 
   // Cache and SSD counters of the pass (deltas, summed over ranks) and the peak RSS.
   Status TierStats(PassStats* st) {
-    int64_t now[9] = {};
+    int64_t now[10] = {};
+    Status local;
     if (stores_.mem) {
       std::shared_lock lock(store_mu_);
       const MemPsStats m = stores_.mem->mem_stats();
-      const StoreStats d = stores_.store->stats();
-      const int64_t values[8] = {int64_t(m.hits), int64_t(m.misses), int64_t(m.backing_rows_read),
-                                 int64_t(m.rows_flushed), int64_t(d.bytes_read), int64_t(d.bytes_written),
-                                 int64_t(d.disk_bytes), int64_t(d.compactions)};
-      std::copy(values, values + 8, now);
+      StoreStats d;  // the SSD-PS's, checked against its disk bound (waits only when over it)
+      local = stores_.ssd->WaitForDiskBound(&d);
+      const int64_t values[10] = {int64_t(m.hits), int64_t(m.misses), int64_t(m.backing_rows_read),
+                                  int64_t(m.rows_flushed), int64_t(d.bytes_read), int64_t(d.bytes_written),
+                                  int64_t(d.disk_bytes), int64_t(d.compactions), int64_t(d.live_bytes),
+                                  int64_t(d.index_bytes)};
+      std::copy(values, values + 10, now);
     }
-    int64_t delta[8];
-    for (int i = 0; i < 8; ++i) delta[i] = now[i] - (i == 6 ? 0 : tier_before_[i]);
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+    int64_t delta[10];  // 6, 8 and 9 are levels, the rest counters
+    for (int i = 0; i < 10; ++i) delta[i] = now[i] - (i == 6 || i >= 8 ? 0 : tier_before_[i]);
     std::copy(now, now + 8, tier_before_);
-    STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta, 8));
+    STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta, 10));
     st->cache_hits = delta[0];
     st->cache_misses = delta[1];
     st->ssd_rows_read = delta[2];
@@ -279,6 +283,8 @@ class Job {
     st->ssd_bytes_written = delta[5];
     st->ssd_disk_bytes = delta[6];
     st->compactions = delta[7];
+    st->ssd_live_bytes = delta[8];
+    st->ssd_index_bytes = delta[9];
     int64_t rss[1] = {PeakRssBytes()};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
     st->peak_rss_bytes = rss[0];
