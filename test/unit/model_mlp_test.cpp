@@ -132,11 +132,11 @@ double MaxAbs(const std::vector<float>& v) {
 }
 
 // A row's logit and input gradient, computed in batches of several sizes, against the same
-// row inside one batch of 64. With OpenBLAS's blocked GEMM kernels every output sums over k
-// in an order fixed by k alone, so rows agree bitwise; for tiny products (M*N*K <= 1e6 in
-// OpenBLAS 0.3.21, i.e. batches under 8 rows of this model) it switches to small-matrix
-// kernels that sum in another order, and rows agree to float rounding (relative to the
-// batch's largest value: a single logit can cancel to near zero).
+// row inside one batch of 64: they agree to float rounding (relative to the batch's largest
+// value: a single logit can cancel to near zero). Bitwise agreement depends on the CPU's
+// GEMM kernels (OpenBLAS picks per microarchitecture and per product size how to block the
+// sum over k), so it is no invariant: the trainer's results never depend on it, since every
+// topology cuts the same batches.
 TEST_CASE("model: Mlp rows are independent of batch composition") {
   const Mlp mlp{ModelSpec{}};  // the production shape, so BLAS picks its real kernels
   const int in = mlp.input_width();
@@ -164,13 +164,8 @@ TEST_CASE("model: Mlp rows are independent of batch composition") {
       INFO("batch " << B << " at row " << first);
       const float* ref_logits = all_logits.data() + first;
       const float* ref_dinput = all_dinput.data() + static_cast<size_t>(first) * in;
-      if (B >= 8) {
-        CHECK(std::memcmp(logits.data(), ref_logits, B * sizeof(float)) == 0);
-        CHECK(std::memcmp(dinput.data(), ref_dinput, dinput.size() * sizeof(float)) == 0);
-      } else {
-        CHECK(RelativeError(logits.data(), ref_logits, B, MaxAbs(all_logits)) <= 1e-6);
-        CHECK(RelativeError(dinput.data(), ref_dinput, dinput.size(), MaxAbs(all_dinput)) <= 1e-6);
-      }
+      CHECK(RelativeError(logits.data(), ref_logits, B, MaxAbs(all_logits)) <= 1e-6);
+      CHECK(RelativeError(dinput.data(), ref_dinput, dinput.size(), MaxAbs(all_dinput)) <= 1e-6);
     }
   }
 }
