@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Out-of-core over a long run: 200 passes (2 epochs of 100) with a MEM-PS far smaller than
+# Out-of-core over a long run: 120 passes (2 epochs of 60) with a MEM-PS far smaller than
 # the rows, over SSD-PS segments of 1 MiB. Every pass's JSONL record must show the SSD-PS
 # within its disk bound (ssd_disk_bytes <= 2 x ssd_live_bytes + one segment per rank),
 # compaction must have run, and the eval logloss and every row must be bitwise those of the
@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
-"$DATAGEN" --out-dir "$dir/data" --train-rows 100000 --eval-rows 5000 --cardinality 20000 --seed 5 >/dev/null
+"$DATAGEN" --out-dir "$dir/data" --train-rows 60000 --eval-rows 5000 --cardinality 20000 --seed 5 >/dev/null
 segment_mb=1
 common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
         --pass-examples 1000 --batch-size 250 --epochs 2 --threads 1)
@@ -21,7 +21,7 @@ run() {
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
 }
 run dram 2 --mem-cache-gb 0
-# About 3k of the ~90k rows per rank fit in the cache (72-byte rows + 112 bytes of overhead).
+# About 3k of the ~73k rows per rank fit in the cache (72-byte rows + 112 bytes of overhead).
 run ssd 2 --mem-cache-gb 0.0006 --ssd-dir "$dir/ssd" --ssd-segment-mb "$segment_mb"
 grep -q "ssd [0-9.]*/[0-9.]* MB disk/live" "$dir/ssd.log" || die "the progress line does not show SSD-PS disk/live"
 /usr/bin/python3 - "$dir/ssd.jsonl" "$segment_mb" 2 <<'EOF' || die "the SSD-PS broke its disk bound or never compacted"
