@@ -169,7 +169,12 @@ class MemPsImpl final : public MemPs {
     return n;
   }
 
-  StoreStats stats() const override { return backing_->stats(); }
+  StoreStats stats() const override {
+    StoreStats s = backing_->stats();
+    s.live_keys = num_keys();
+    s.logical_bytes = s.live_keys * row_bytes_;
+    return s;
+  }
 
   Status BeginPass(int pass) override {
     for (auto& sp : stripes_) {

@@ -9,8 +9,9 @@
 
 namespace strata {
 
-ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem)
-    : model_(model), row_bytes_(RowLayout{model.embedding_dim}.bytes()), store_(std::move(store)), mem_(mem) {}
+ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
+    : model_(model), row_bytes_(RowLayout{model.embedding_dim}.bytes()), store_(std::move(store)), mem_(mem),
+      ssd_(ssd) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   if (!mem_) return Status::OK();
@@ -103,12 +104,15 @@ Status ShardServer::WithStore(const std::function<Status(RowStore&)>& fn) {
   return fn(*store_);
 }
 
-TierCounters ShardServer::Counters() {
-  TierCounters c;
-  if (!mem_) return c;
+Status ShardServer::Counters(TierCounters* out) {
+  TierCounters& c = *out;
+  c = TierCounters();
+  if (!mem_) return Status::OK();
+  StoreStats d;
+  if (ssd_) STRATA_RETURN_IF_ERROR(ssd_->WaitForDiskBound(&d));  // not under mu_: it may wait
   std::shared_lock lock(mu_);
+  if (!ssd_) d = store_->stats();
   const MemPsStats m = mem_->mem_stats();
-  const StoreStats d = store_->stats();
   c[TierCounters::kCacheHits] = static_cast<int64_t>(m.hits);
   c[TierCounters::kCacheMisses] = static_cast<int64_t>(m.misses);
   c[TierCounters::kSsdRowsRead] = static_cast<int64_t>(m.backing_rows_read);
@@ -117,7 +121,9 @@ TierCounters ShardServer::Counters() {
   c[TierCounters::kSsdBytesWritten] = static_cast<int64_t>(d.bytes_written);
   c[TierCounters::kSsdDiskBytes] = static_cast<int64_t>(d.disk_bytes);
   c[TierCounters::kCompactions] = static_cast<int64_t>(d.compactions);
-  return c;
+  c[TierCounters::kSsdLiveBytes] = static_cast<int64_t>(d.live_bytes);
+  c[TierCounters::kSsdIndexBytes] = static_cast<int64_t>(d.index_bytes);
+  return Status::OK();
 }
 
 uint64_t ShardServer::num_keys() {

@@ -9,8 +9,56 @@
 #include <cstring>
 
 namespace strata::ssd {
+namespace {
+
+constexpr size_t kScanChunkBytes = 4 << 20;  // sequential read size when scanning a segment
+
+// Decodes records [chunk->first, chunk->first + n) of the units in `buf`, which start at
+// file offset `offset`.
+Status DecodeChunk(const Segment& seg, const RecordLayout& layout, const uint8_t* buf, uint64_t offset,
+                   size_t n, RecordChunk* chunk) {
+  chunk->keys.resize(n);
+  chunk->seqs.resize(n);
+  chunk->rows.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = chunk->first + i;
+    const uint8_t* p = buf + (layout.Offset(r) - offset);
+    if (!DecodeRecord(p, layout.row_bytes, &chunk->keys[i], &chunk->seqs[i])) {
+      return Status::Corruption(seg.path + ": record " + std::to_string(r) + " at offset " +
+                                std::to_string(layout.Offset(r)) + ": checksum mismatch");
+    }
+    chunk->rows[i] = p + kRecordRowOffset;
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Segment::~Segment() { ::close(fd); }
+
+Status ScanSegment(const Segment& seg, const RecordLayout& layout, uint64_t records,
+                   const std::function<Status(const RecordChunk&)>& visit, std::atomic<uint64_t>* bytes_read) {
+  const uint64_t units = (records + layout.per_unit - 1) / layout.per_unit;
+  const size_t chunk_units = static_cast<size_t>(
+      std::clamp<uint64_t>(units, 1, std::max<size_t>(1, kScanChunkBytes / layout.unit_bytes)));
+  AlignedBuffer buf = NewAlignedBuffer(chunk_units * layout.unit_bytes);
+  RecordChunk chunk;
+  for (uint64_t u = 0; u < units; u += chunk_units) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
+    const uint64_t offset = kHeaderBytes + u * layout.unit_bytes;
+    size_t got = 0;
+    STRATA_RETURN_IF_ERROR(PreadAll(seg.fd, buf.get(), n * layout.unit_bytes, offset, seg.path, &got));
+    *bytes_read += got;
+    if (got < n * layout.unit_bytes) {
+      return Status::Corruption(seg.path + ": truncated, short read at offset " + std::to_string(offset));
+    }
+    chunk.first = u * layout.per_unit;
+    const uint64_t end = std::min(records, (u + n) * layout.per_unit);
+    STRATA_RETURN_IF_ERROR(DecodeChunk(seg, layout, buf.get(), offset, static_cast<size_t>(end - chunk.first), &chunk));
+    STRATA_RETURN_IF_ERROR(visit(chunk));
+  }
+  return Status::OK();
+}
 
 Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, bool direct, int* fd) {
   const std::string path = dir + "/" + SegmentFileName(number);

@@ -1,7 +1,8 @@
 // Segment: one open SSD-PS segment file and its counters. Appender: turns a stream of
 // records into large unit-aligned writes to one segment at a time (format in
 // strata/ssd/ssd_format.h), keeping the last partial unit in memory so reads of
-// just-appended records are served from the buffer.
+// just-appended records are served from the buffer. ScanSegment: the one sequential
+// read-and-check of a segment's records, shared by recovery and compaction.
 //
 // Thread safety: a Segment's fd is immutable and may be used by any thread; `records` and
 // `durable` are atomics written by the one thread that appends or commits; `live` is
@@ -10,8 +11,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ssd/file_util.h"
 #include "strata/ssd/ssd_format.h"
@@ -39,6 +42,24 @@ struct Segment {
 // Opens dir/SegmentFileName(number): creates it (failing if it exists) when `create`,
 // otherwise opens the existing file. O_DIRECT when `direct`.
 Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, bool direct, int* fd);
+
+// A run of consecutive records of one segment, checked and decoded by ScanSegment.
+struct RecordChunk {
+  uint64_t first = 0;               // record number of entry 0
+  std::vector<uint64_t> keys;       // (n)
+  std::vector<uint64_t> seqs;       // (n)
+  std::vector<const uint8_t*> rows;  // (n) rows of row_bytes, into the scan buffer
+  size_t size() const { return keys.size(); }
+};
+
+// Reads records [0, records) of `seg` in sequential chunks of a few MiB, checks every
+// record's checksum and hands each chunk to `visit`, in record order; the chunk's row
+// pointers are valid only during the call. A checksum mismatch, or a file too short to
+// hold the records, is Corruption naming the file, the record and its offset; visit's
+// first error stops the scan and is returned. Adds the bytes read to *bytes_read. Blocks
+// on disk reads; callable from any thread (pread on the immutable fd).
+Status ScanSegment(const Segment& seg, const RecordLayout& layout, uint64_t records,
+                   const std::function<Status(const RecordChunk&)>& visit, std::atomic<uint64_t>* bytes_read);
 
 class Appender {
  public:

@@ -1,15 +1,25 @@
-// SSD-PS background compaction and the manifest commit it shares with Sync.
+// SSD-PS background compaction, the disk bound, and the manifest commit compaction
+// shares with Sync.
 //
-// A victim is a sealed, fully durable segment whose stale fraction passes the threshold
-// (or, while disk use is over budget, any segment with stale records, most stale first).
-// Its records are copied when the index still points at them, or when the index points
-// at a newer record that is not durable yet: after a crash that newer record is gone, so
-// the victim's copy must survive the switch. Copies keep their seq, so recovery picks the
-// right one whatever the file order. Outputs are fdatasync'ed, the manifest swaps victims
-// for outputs, then the index is moved with compare-and-set (a Put that raced the copy
-// wins) and the victims are unlinked. An output holding copies of such not-yet-durably
+// A victim is a sealed segment whose stale fraction passes the threshold, or, while the
+// estimated disk use is over the target (2 x live bytes + half a segment, or a lower
+// disk_budget_bytes), any segment with stale records, best first. Targeting below
+// DiskBound() (2 x live + one segment) lets the compactor run beside the writer so that
+// WaitForDiskBound rarely waits. In durable mode a victim must also be fully durable, and
+// its records are copied when the index still points at them or when it points at a newer
+// record that is not durable yet: after a crash that newer record is gone, so the victim's
+// copy must survive the switch. Copies keep their seq, so recovery picks the right one
+// whatever the file order. Outputs are fdatasync'ed, the manifest swaps victims for
+// outputs, then the index is moved with compare-and-set (a Put that raced the copy wins)
+// and the victims are unlinked. An output holding copies of such not-yet-durably
 // superseded records is held back from compaction until the next Sync, or the compactor
 // would copy the same records round after round.
+//
+// In cache mode none of that durability work exists: every sealed segment is a candidate,
+// only records the index points at are copied, nothing is synced and no manifest is
+// written. Small fully live segments (the last output of each round) are candidates too
+// while over the target, so partial outputs cannot pile up headers and padding; a round
+// must shrink the disk, so the compactor always goes idle.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +29,6 @@
 namespace strata::ssd {
 namespace {
 
-constexpr size_t kCompactChunkBytes = 4 << 20;  // sequential read size of a victim
 constexpr uint64_t kRoundSegments = 4;          // live bytes one round copies, in segments
 
 }  // namespace
@@ -87,6 +96,23 @@ Status SsdStoreImpl::WaitForCompaction() {
   return bg_error_;
 }
 
+Status SsdStoreImpl::WaitForDiskBound(StoreStats* stats) {
+  *stats = this->stats();
+  if (stats->disk_bytes <= DiskBound(*stats)) return error();
+  if (bg_thread_.joinable()) {
+    Schedule();
+    STRATA_RETURN_IF_ERROR(WaitForCompaction());
+  } else {
+    STRATA_RETURN_IF_ERROR(CompactNow());
+  }
+  *stats = this->stats();
+  return error();
+}
+
+uint64_t SsdStoreImpl::DiskBound(const StoreStats& stats) const {
+  return 2 * stats.live_bytes + opts_.segment_bytes;
+}
+
 Status SsdStoreImpl::CompactRounds() {
   while (!shutting_down()) {
     std::vector<SegmentPtr> victims = PickVictims();
@@ -96,151 +122,149 @@ Status SsdStoreImpl::CompactRounds() {
   return Status::OK();
 }
 
-std::vector<SsdStoreImpl::SegmentPtr> SsdStoreImpl::PickVictims() {
-  struct Candidate {
-    double stale;
-    uint64_t live_bytes;
-    uint64_t reclaim;  // bytes freed by rewriting it
-    SegmentPtr seg;
-  };
+std::vector<SsdStoreImpl::Candidate> SsdStoreImpl::Candidates(uint64_t* disk, uint64_t* live_keys) {
   std::vector<Candidate> cands;
-  uint64_t disk = 0;
-  {
-    std::shared_lock lk(index_mu_);
-    for (const SegmentPtr& seg : slots_) {
-      if (seg == nullptr) continue;
-      const uint64_t records = seg->records;
-      disk += layout_.ExtentBytes(records);
-      if (!seg->sealed || records == 0 || seg->durable != records || seg->live >= records ||
-          seg->hold_until > sync_epoch_) {
-        continue;
-      }
-      const uint64_t live_bytes = layout_.ExtentBytes(seg->live) - kHeaderBytes;
-      cands.push_back({1.0 - double(seg->live) / double(records), live_bytes,
-                       layout_.ExtentBytes(records) - live_bytes, seg});
-    }
+  std::shared_lock lk(index_mu_);
+  *live_keys = index_.size();
+  for (const SegmentPtr& seg : slots_) {
+    if (seg == nullptr) continue;
+    const uint64_t records = seg->records;
+    const uint64_t extent = layout_.ExtentBytes(records);
+    *disk += extent;
+    if (!seg->sealed || records == 0) continue;
+    if (opts_.durable && (seg->durable != records || seg->hold_until > sync_epoch_)) continue;
+    // A fully live segment is worth rewriting only in a cache, and only when it is small
+    // (a round's last output): merged with others it frees its header and padding.
+    if (seg->live >= records && (opts_.durable || 2 * extent > opts_.segment_bytes)) continue;
+    const uint64_t live_bytes = layout_.ExtentBytes(seg->live) - kHeaderBytes;
+    const double stale = 1.0 - double(seg->live) / double(records);
+    const double score = opts_.durable ? stale : 1.0 - double(live_bytes) / double(extent);
+    cands.push_back({score, stale, extent, seg->live, live_bytes, seg});
   }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.stale > b.stale; });
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  return cands;
+}
+
+uint64_t SsdStoreImpl::CompactionTarget(uint64_t live_keys) const {
+  const uint64_t target = 2 * LiveBytes(live_keys) + opts_.segment_bytes / 2;
+  return opts_.disk_budget_bytes > 0 ? std::min(target, opts_.disk_budget_bytes) : target;
+}
+
+uint64_t SsdStoreImpl::OutputExtent(uint64_t records) const {
+  const uint64_t per_segment = (opts_.segment_bytes - kHeaderBytes) / layout_.unit_bytes * layout_.per_unit;
+  const uint64_t full = records / per_segment, rest = records % per_segment;
+  return full * layout_.ExtentBytes(per_segment) + (rest > 0 ? layout_.ExtentBytes(rest) : 0);
+}
+
+// Victims in order of score: every segment over the stale threshold, and more while the
+// estimated disk use is over the target, up to a round's worth of copies. A cache round
+// that would not shrink the disk (merging fully live segments that fit no tighter) is
+// dropped, so rounds always make progress and the compactor goes idle.
+std::vector<SsdStoreImpl::SegmentPtr> SsdStoreImpl::PickVictims() {
+  uint64_t disk = 0, live_keys = 0;
+  const std::vector<Candidate> cands = Candidates(&disk, &live_keys);
+  const uint64_t target = CompactionTarget(live_keys);
+  const uint64_t round_bytes = (opts_.durable ? kRoundSegments : 1) * opts_.segment_bytes;
   std::vector<SegmentPtr> victims;
-  uint64_t copy_bytes = 0;
+  uint64_t copy_bytes = 0, live = 0, extent = 0;
   for (const Candidate& c : cands) {
-    const bool over_threshold = c.stale >= opts_.compact_threshold;
-    const bool over_budget = opts_.disk_budget_bytes > 0 && disk > opts_.disk_budget_bytes;
-    if (!over_threshold && !over_budget) break;
-    if (!victims.empty() && copy_bytes + c.live_bytes > kRoundSegments * opts_.segment_bytes) break;
+    if (c.stale < opts_.compact_threshold && disk <= target) continue;
+    if (!victims.empty() && copy_bytes + c.live_bytes > round_bytes) break;
     victims.push_back(c.seg);
     copy_bytes += c.live_bytes;
-    disk -= std::min(disk, c.reclaim);
+    live += c.live;
+    extent += c.extent;
+    disk -= std::min(disk, c.extent - c.live_bytes);
   }
+  if (!opts_.durable && OutputExtent(live) >= extent) victims.clear();
   return victims;
 }
 
 Status SsdStoreImpl::Rewrite(const std::vector<SegmentPtr>& victims) {
-  struct Copy {
-    uint64_t key, from, to;
-  };
-  std::vector<Copy> copies;
-  std::vector<SegmentPtr> outputs;
-  std::atomic<uint64_t> out_bytes{0};
-  Appender out(layout_, opts_.write_buffer_bytes, &out_bytes);
-  auto abandon = [&](const Status& st) {
-    {
-      std::unique_lock lk(index_mu_);
-      DropSegments(outputs);
-    }
-    for (const SegmentPtr& seg : outputs) ::unlink(seg->path.c_str());
-    bytes_written_ += out_bytes;
-    return st;
-  };
-  uint64_t max_units = 1;
-  for (const SegmentPtr& v : victims) max_units = std::max<uint64_t>(max_units, (v->records + layout_.per_unit - 1) / layout_.per_unit);
-  const size_t chunk_units = static_cast<size_t>(
-      std::min<uint64_t>(max_units, std::max<size_t>(1, kCompactChunkBytes / layout_.unit_bytes)));
-  AlignedBuffer buf = NewAlignedBuffer(chunk_units * layout_.unit_bytes);
-  std::vector<uint64_t> keys, seqs;
-  std::vector<uint8_t> take;
-  const uint64_t epoch = sync_epoch_;
-  bool hold = false;  // some copy is superseded by a record the next Sync makes durable
+  Round round(layout_, opts_.write_buffer_bytes, sync_epoch_);
   for (const SegmentPtr& v : victims) {
-    const uint64_t records = v->records;
-    const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
-    for (uint64_t u = 0; u < units; u += chunk_units) {
-      if (shutting_down()) return abandon(Status::OK());
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
-      const uint64_t offset = kHeaderBytes + u * layout_.unit_bytes;
-      size_t got = 0;
-      Status st = PreadAll(v->fd, buf.get(), n * layout_.unit_bytes, offset, v->path, &got);
-      if (st.ok() && got < n * layout_.unit_bytes) {
-        st = Status::Corruption(v->path + ": truncated, short read at offset " + std::to_string(offset));
-      }
-      if (!st.ok()) return abandon(st);
-      bytes_read_ += got;
-      const uint64_t first = u * layout_.per_unit;
-      const uint64_t end = std::min(records, (u + n) * layout_.per_unit);
-      keys.resize(end - first);
-      seqs.resize(end - first);
-      take.assign(end - first, 0);
-      for (uint64_t r = first; r < end; ++r) {
-        if (!DecodeRecord(buf.get() + (layout_.Offset(r) - offset), opts_.row_bytes, &keys[r - first], &seqs[r - first])) {
-          return abandon(Status::Corruption(v->path + ": record " + std::to_string(r) + " at offset " +
-                                            std::to_string(layout_.Offset(r)) + ": checksum mismatch"));
-        }
-      }
-      {
-        std::shared_lock lk(index_mu_);
-        for (uint64_t r = first; r < end; ++r) {
-          uint64_t loc = 0;
-          if (!index_.Find(keys[r - first], &loc)) continue;
-          const Segment* at = slots_[LocationSlot(loc)].get();
-          const bool live = loc == MakeLocation(v->slot, r);
-          take[r - first] = live || LocationRecord(loc) >= at->durable;
-          hold |= !live && take[r - first];
-        }
-      }
-      for (uint64_t r = first; r < end; ++r) {
-        if (!take[r - first]) continue;
-        const SegmentPtr& cur = out.segment();
-        if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
-          if (cur != nullptr) st = out.Flush();
-          SegmentPtr seg;
-          if (st.ok()) st = NewSegment(&seg);
-          if (st.ok()) outputs.push_back(seg);
-          if (st.ok()) st = out.Start(seg);
-          if (!st.ok()) return abandon(st);
-        }
-        uint64_t rec = 0;
-        st = out.Append(keys[r - first], seqs[r - first], buf.get() + (layout_.Offset(r) - offset) + 16, &rec);
-        if (!st.ok()) return abandon(st);
-        copies.push_back({keys[r - first], MakeLocation(v->slot, r), MakeLocation(out.segment()->slot, rec)});
-      }
+    bool stopped = false;
+    Status st = ScanSegment(*v, layout_, v->records, [&](const RecordChunk& c) {
+      stopped = shutting_down();
+      return stopped ? Status::IOError(opts_.dir + ": compaction stopped, the store is closing") : CopyLive(*v, c, &round);
+    }, &bytes_read_);
+    if (!st.ok()) return AbandonRound(&round, stopped ? Status::OK() : st);
+  }
+  return FinishRound(victims, &round);
+}
+
+Status SsdStoreImpl::CopyLive(const Segment& v, const RecordChunk& c, Round* round) {
+  std::vector<uint8_t> take(c.size(), 0);
+  {
+    std::shared_lock lk(index_mu_);
+    for (size_t i = 0; i < c.size(); ++i) {
+      uint64_t loc = 0;
+      if (!index_.Find(c.keys[i], &loc)) continue;
+      const Segment* at = slots_[LocationSlot(loc)].get();
+      const bool live = loc == MakeLocation(v.slot, c.first + i);
+      // Durable mode also keeps a copy superseded by a record not yet durable: after a
+      // crash that record is gone and this copy is the key's value.
+      take[i] = live || (opts_.durable && LocationRecord(loc) >= at->durable);
+      round->hold |= !live && take[i];
     }
   }
-  if (!outputs.empty()) {
-    Status st = out.Flush();
-    for (const SegmentPtr& seg : outputs) {
-      if (st.ok()) st = SyncFile(seg->fd, seg->path);
-      seg->sealed = true;
-      if (hold) seg->hold_until = epoch + 1;
-    }
-    if (!st.ok()) return abandon(st);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (take[i]) STRATA_RETURN_IF_ERROR(AppendCopy(c.keys[i], c.seqs[i], c.rows[i], MakeLocation(v.slot, c.first + i), round));
   }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round) {
+  const SegmentPtr& cur = round->out.segment();
+  if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
+    if (cur != nullptr) STRATA_RETURN_IF_ERROR(round->out.Flush());
+    SegmentPtr seg;
+    STRATA_RETURN_IF_ERROR(NewSegment(&seg));
+    round->outputs.push_back(seg);
+    STRATA_RETURN_IF_ERROR(round->out.Start(seg));
+  }
+  uint64_t rec = 0;
+  STRATA_RETURN_IF_ERROR(round->out.Append(key, seq, row, &rec));
+  round->copies.push_back({key, from, MakeLocation(round->out.segment()->slot, rec)});
+  return Status::OK();
+}
+
+Status SsdStoreImpl::FinishRound(const std::vector<SegmentPtr>& victims, Round* round) {
+  Status st = round->outputs.empty() ? Status::OK() : round->out.Flush();
+  for (const SegmentPtr& seg : round->outputs) {
+    if (st.ok() && opts_.durable) st = SyncFile(seg->fd, seg->path);
+    seg->sealed = true;
+    if (round->hold) seg->hold_until = round->epoch + 1;
+  }
+  if (!st.ok()) return AbandonRound(round, st);
   {
     std::lock_guard mlk(manifest_mu_);
-    Status st = CommitManifest(outputs, victims);
-    if (!st.ok()) return abandon(st);
+    if (opts_.durable) st = CommitManifest(round->outputs, victims);
+    if (!st.ok()) return AbandonRound(round, st);
     std::unique_lock lk(index_mu_);
-    for (const Copy& c : copies) {
+    for (const Round::Copy& c : round->copies) {
       if (index_.ReplaceIf(c.key, c.from, c.to)) ++slots_[LocationSlot(c.to)]->live;
     }
     DropSegments(victims);
   }
-  // The switch is durable: the victims are garbage. A failed unlink only leaks the file
+  // The switch is done (and durable, in durable mode): the victims are garbage. Gets that
+  // took them before the switch keep their fds open. A failed unlink only leaks the file
   // until the next open removes it as unlisted.
   for (const SegmentPtr& v : victims) ::unlink(v->path.c_str());
-  bytes_written_ += out_bytes;
-  compaction_bytes_ += out_bytes;
+  bytes_written_ += round->out_bytes;
+  compaction_bytes_ += round->out_bytes;
   ++compactions_;
   return Status::OK();
+}
+
+Status SsdStoreImpl::AbandonRound(Round* round, const Status& st) {
+  {
+    std::unique_lock lk(index_mu_);
+    DropSegments(round->outputs);
+  }
+  for (const SegmentPtr& seg : round->outputs) ::unlink(seg->path.c_str());
+  bytes_written_ += round->out_bytes;
+  return st;
 }
 
 }  // namespace strata::ssd

@@ -52,12 +52,13 @@ uint64_t ParseSegmentFileName(const std::string& name) {
 void EncodeRecord(uint8_t* dst, uint64_t key, uint64_t seq, const uint8_t* row, size_t row_bytes) {
   Store(dst, key);
   Store(dst + 8, seq);
-  std::memcpy(dst + 16, row, row_bytes);
-  Store(dst + 16 + row_bytes, Crc32c(0, dst, 16 + row_bytes));
+  std::memcpy(dst + kRecordRowOffset, row, row_bytes);
+  Store(dst + kRecordRowOffset + row_bytes, Crc32c(0, dst, kRecordRowOffset + row_bytes));
 }
 
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq) {
-  if (Crc32c(0, src, 16 + row_bytes) != Load<uint32_t>(src + 16 + row_bytes)) return false;
+  const size_t covered = kRecordRowOffset + row_bytes;
+  if (Crc32c(0, src, covered) != Load<uint32_t>(src + covered)) return false;
   *key = Load<uint64_t>(src);
   *seq = Load<uint64_t>(src + 8);
   return true;

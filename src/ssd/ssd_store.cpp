@@ -16,7 +16,6 @@ namespace {
 
 constexpr size_t kMaxReadBytes = 64 << 10;       // largest coalesced read
 constexpr uint64_t kMaxGapUnits = 1;             // units read in between to merge two reads
-constexpr size_t kRecoveryChunkBytes = 4 << 20;  // sequential read size when scanning files
 constexpr size_t kScanBatch = 1 << 16;           // keys per Get while scanning
 
 }  // namespace
@@ -66,6 +65,11 @@ Status SsdStoreImpl::Recover() {
   STRATA_RETURN_IF_ERROR(ListDir(opts_.dir, &names));
   const std::string manifest_path = opts_.dir + "/" + kManifestName;
   ManifestData m;
+  if (!opts_.durable) {
+    // A cache starts empty: everything an earlier store left here is unlisted.
+    for (const std::string& name : names) next_file_ = std::max<uint64_t>(next_file_, ParseSegmentFileName(name) + 1);
+    return RemoveUnlisted(names, m);
+  }
   if (std::find(names.begin(), names.end(), kManifestName) != names.end()) {
     std::string bytes;
     STRATA_RETURN_IF_ERROR(ReadWholeFile(manifest_path, &bytes));
@@ -82,7 +86,7 @@ Status SsdStoreImpl::Recover() {
   for (const std::string& name : names) next = std::max(next, ParseSegmentFileName(name) + 1);
   next_file_ = next;
   // Segments first (a bad one fails the open before anything is deleted), then cleanup.
-  KeyIndex seqs;
+  RecordIndex seqs;
   for (const auto& [number, records] : m.segments) {
     STRATA_RETURN_IF_ERROR(LoadSegment(number, records, &seqs));
   }
@@ -95,7 +99,7 @@ Status SsdStoreImpl::Recover() {
   return RemoveUnlisted(names, m);
 }
 
-Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, KeyIndex* seqs) {
+Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, RecordIndex* seqs) {
   int fd = -1;
   STRATA_RETURN_IF_ERROR(OpenSegmentFile(opts_.dir, number, /*create=*/false, opts_.direct_io, &fd));
   if (slots_.size() >= (1u << kSlotBits)) {
@@ -119,34 +123,21 @@ Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, KeyIndex* se
   if (static_cast<uint64_t>(st.st_size) > extent && ::ftruncate(fd, static_cast<off_t>(extent)) != 0) {
     return ErrnoStatus("drop unsynced tail of " + seg->path, errno);
   }
-  const uint64_t units = (records + layout_.per_unit - 1) / layout_.per_unit;
-  const size_t chunk_units = static_cast<size_t>(
-      std::clamp<uint64_t>(units, 1, std::max<size_t>(1, kRecoveryChunkBytes / layout_.unit_bytes)));
-  AlignedBuffer buf = NewAlignedBuffer(std::max(kHeaderBytes, chunk_units * layout_.unit_bytes));
+  AlignedBuffer header = NewAlignedBuffer(kHeaderBytes);
   size_t got = 0;
-  STRATA_RETURN_IF_ERROR(PreadAll(fd, buf.get(), kHeaderBytes, 0, seg->path, &got));
-  STRATA_RETURN_IF_ERROR(CheckSegmentHeader(seg->path, buf.get(), opts_.row_bytes, number));
-  for (uint64_t u = 0; u < units; u += chunk_units) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_units, units - u));
-    const uint64_t offset = kHeaderBytes + u * layout_.unit_bytes;
-    STRATA_RETURN_IF_ERROR(PreadAll(fd, buf.get(), n * layout_.unit_bytes, offset, seg->path, &got));
-    bytes_read_ += got;
-    const uint64_t end = std::min(records, (u + n) * layout_.per_unit);
-    for (uint64_t r = u * layout_.per_unit; r < end; ++r) {
-      const uint8_t* p = buf.get() + (layout_.Offset(r) - offset);
-      uint64_t key = 0, seq = 0, prev = 0, unused = 0;
-      if (!DecodeRecord(p, opts_.row_bytes, &key, &seq)) {
-        return Status::Corruption(seg->path + ": record " + std::to_string(r) + " at offset " +
-                                  std::to_string(layout_.Offset(r)) + ": checksum mismatch");
+  STRATA_RETURN_IF_ERROR(PreadAll(fd, header.get(), kHeaderBytes, 0, seg->path, &got));
+  STRATA_RETURN_IF_ERROR(CheckSegmentHeader(seg->path, header.get(), opts_.row_bytes, number));
+  return ScanSegment(*seg, layout_, records, [&](const RecordChunk& c) {
+    for (size_t i = 0; i < c.size(); ++i) {
+      uint64_t prev = 0, unused = 0;
+      if (!seqs->Find(c.keys[i], &prev) || c.seqs[i] > prev) {
+        seqs->Upsert(c.keys[i], c.seqs[i], &unused);
+        index_.Upsert(c.keys[i], MakeLocation(seg->slot, c.first + i), &unused);
       }
-      if (!seqs->Find(key, &prev) || seq > prev) {
-        seqs->Upsert(key, seq, &unused);
-        index_.Upsert(key, MakeLocation(seg->slot, r), &unused);
-      }
-      next_seq_ = std::max(next_seq_, seq + 1);
+      next_seq_ = std::max(next_seq_, c.seqs[i] + 1);
     }
-  }
-  return Status::OK();
+    return Status::OK();
+  }, &bytes_read_);
 }
 
 Status SsdStoreImpl::RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m) {
@@ -154,7 +145,9 @@ Status SsdStoreImpl::RemoveUnlisted(const std::vector<std::string>& names, const
   for (const auto& seg : m.segments) listed.insert(seg.first);
   for (const std::string& name : names) {
     const uint64_t number = ParseSegmentFileName(name);
-    if (name != kManifestTmpName && (number == 0 || listed.count(number))) continue;
+    const bool manifest = name == kManifestName || name == kManifestTmpName;
+    const bool keep = manifest ? (name == kManifestName && opts_.durable) : (number == 0 || listed.count(number));
+    if (keep) continue;
     const std::string path = opts_.dir + "/" + name;
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("remove leftover " + path, errno);
   }
@@ -252,7 +245,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
     const uint64_t rec = LocationRecord(loc);
     if (seg == active) {
       if (const uint8_t* p = user_.Buffered(rec)) {
-        std::memcpy(rows + i * rb, p + 16, rb);
+        std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
         continue;
       }
     }
@@ -288,7 +281,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
         return Status::Corruption(*ops[k].path + ": record " + std::to_string(LocationRecord(loc)) +
                                   " holds key " + std::to_string(key) + ", index expects " + std::to_string(keys[i]));
       }
-      std::memcpy(rows + i * rb, p + 16, rb);
+      std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
     }
     return Status::OK();
   });
@@ -299,8 +292,12 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
 Status SsdStoreImpl::RollUserSegment() {
   if (const SegmentPtr& cur = user_.segment()) {
     STRATA_RETURN_IF_ERROR(user_.Flush());
-    cur->sealed = true;
-    unsynced_.push_back(cur);
+    if (opts_.durable) {
+      cur->sealed = true;
+      unsynced_.push_back(cur);
+    } else {
+      rolled_.push_back(cur);  // sealed by Put once the index points at its records
+    }
   }
   SegmentPtr seg;
   STRATA_RETURN_IF_ERROR(NewSegment(&seg));
@@ -331,11 +328,18 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
     }
   }
   user_bytes_written_ += n * opts_.row_bytes;
+  // A cache's sealed segments are compactable at once, and overwrites make them stale.
+  if (!opts_.durable) {
+    for (const SegmentPtr& seg : rolled_) seg->sealed = true;
+    rolled_.clear();
+    Schedule();
+  }
   return Status::OK();
 }
 
 Status SsdStoreImpl::Sync() {
   STRATA_RETURN_IF_ERROR(error());
+  if (!opts_.durable) return Status::OK();  // a cache makes nothing durable
   std::vector<SegmentPtr> promote = unsynced_;
   if (const SegmentPtr& cur = user_.segment()) {
     Status st = user_.Flush();
@@ -402,9 +406,10 @@ StoreStats SsdStoreImpl::stats() const {
       s.disk_bytes += layout_.ExtentBytes(seg->records);
       ++listed;
     }
-    s.disk_bytes += 36 + 16 * listed;  // the manifest
+    if (opts_.durable) s.disk_bytes += 36 + 16 * listed;  // the manifest
   }
   s.logical_bytes = s.live_keys * opts_.row_bytes;
+  s.live_bytes = LiveBytes(s.live_keys);
   s.bytes_read = bytes_read_;
   s.bytes_written = bytes_written_;
   s.user_bytes_written = user_bytes_written_;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "ssd/batch_reader.h"
-#include "ssd/key_index.h"
+#include "ssd/record_index.h"
 #include "ssd/segment.h"
 #include "strata/ssd/ssd_store.h"
 
@@ -44,6 +44,8 @@ class SsdStoreImpl final : public SsdStore {
   StoreStats stats() const override;
   Status CompactNow() override;
   Status WaitForCompaction() override;
+  Status WaitForDiskBound(StoreStats* stats) override;
+  uint64_t DiskBound(const StoreStats& stats) const override;
   size_t num_segments() const override;
 
  private:
@@ -51,7 +53,7 @@ class SsdStoreImpl final : public SsdStore {
 
   // --- ssd_store.cpp
   Status Recover();
-  Status LoadSegment(uint64_t number, uint64_t records, KeyIndex* seqs);
+  Status LoadSegment(uint64_t number, uint64_t records, RecordIndex* seqs);
   Status RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m);
   Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
@@ -70,7 +72,47 @@ class SsdStoreImpl final : public SsdStore {
   void Schedule();
   Status CompactRounds();                // REQUIRES: compact_mu_ held
   std::vector<SegmentPtr> PickVictims();
+  // A sealed segment compaction may rewrite.
+  struct Candidate {
+    double score;         // the larger, the sooner: stale fraction (durable), else the
+                          // fraction of its extent a rewrite frees
+    double stale;         // fraction of its records superseded
+    uint64_t extent;      // file bytes
+    uint64_t live;        // records the index points at
+    uint64_t live_bytes;  // unit bytes those take packed
+    SegmentPtr seg;
+  };
+  // Candidates, best first; *disk is the extent of every segment, *live_keys the index size.
+  std::vector<Candidate> Candidates(uint64_t* disk, uint64_t* live_keys);
+  // Disk use compaction holds the store to: DiskBound less half a segment of headroom,
+  // or disk_budget_bytes when that is set and lower.
+  uint64_t CompactionTarget(uint64_t live_keys) const;
+  // Bytes of the segments a round writes to hold `records` records.
+  uint64_t OutputExtent(uint64_t records) const;
+  uint64_t LiveBytes(uint64_t live_keys) const { return live_keys * layout_.unit_bytes / layout_.per_unit; }
+
+  // One compaction round's outputs, being written, and the copies made into them.
+  struct Round {
+    struct Copy {
+      uint64_t key, from, to;  // locations: the victim's record and its copy
+    };
+    Round(const RecordLayout& layout, size_t buffer_bytes, uint64_t sync_epoch)
+        : out(layout, buffer_bytes, &out_bytes), epoch(sync_epoch) {}
+    std::atomic<uint64_t> out_bytes{0};
+    Appender out;
+    std::vector<SegmentPtr> outputs;
+    std::vector<Copy> copies;
+    const uint64_t epoch;  // sync epoch when the round began
+    bool hold = false;     // some copy is superseded by a record the next Sync makes durable
+  };
+  // Copies the victims' records that must survive into new segments, then switches.
   Status Rewrite(const std::vector<SegmentPtr>& victims);
+  Status CopyLive(const Segment& v, const RecordChunk& c, Round* round);
+  Status AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round);
+  // Syncs the outputs, commits the manifest swap, moves the index and unlinks the victims.
+  Status FinishRound(const std::vector<SegmentPtr>& victims, Round* round);
+  // Deletes the round's outputs; returns st.
+  Status AbandonRound(Round* round, const Status& st);
 
   const SsdOptions opts_;
   const RecordLayout layout_;
@@ -84,7 +126,7 @@ class SsdStoreImpl final : public SsdStore {
   std::vector<std::unique_ptr<BatchReader>> readers_;  // idle readers, guarded by readers_mu_
 
   mutable std::shared_mutex index_mu_;
-  KeyIndex index_;                        // guarded by index_mu_
+  RecordIndex index_;                        // guarded by index_mu_
   std::vector<SegmentPtr> slots_;         // guarded by index_mu_; nullptr = free slot
   std::vector<uint32_t> free_slots_;      // guarded by index_mu_
 
@@ -100,6 +142,9 @@ class SsdStoreImpl final : public SsdStore {
   // Append path, owned by the Put/Sync caller.
   Appender user_;
   std::vector<SegmentPtr> unsynced_;      // sealed since the last Sync, not yet fdatasync'ed
+  std::vector<SegmentPtr> rolled_;        // cache mode: full, to be sealed at the end of Put
+                                          // (a sealed segment with records the index does not
+                                          // know yet would look all stale to the compactor)
   uint64_t next_seq_ = 1;
 
   std::atomic<uint64_t> bytes_read_{0};

@@ -163,6 +163,8 @@ std::vector<FlagDef> MakeTable() {
       Number(Flag("mem-cache-gb", tiers, "X", "MEM-PS DRAM budget per rank in GB (fractions allowed); 0: every row in DRAM, no SSD tier"), &O::mem_cache_gb, AtLeast(0)),
       Text(Flag("ssd-dir", tiers, "DIR", "SSD-PS files, in DIR/rank-<r>"), &O::ssd_dir),
       Number(Flag("ssd-compact-threshold", tiers, "X", "stale fraction of an SSD-PS segment that triggers its compaction"), &O::ssd_compact_threshold, kCompactThresholdRange),
+      Number(Flag("ssd-segment-mb", tiers, "X", "SSD-PS segment file size in MiB; disk use stays within 2x the live records plus one segment per rank"), &O::ssd_segment_mb,
+             Interval{0.0625, false, 4096, false}),
       Words(Flag("ssd-io", tiers, "WORD", "SSD-PS file I/O; direct: O_DIRECT, no page cache (faster when rows are rarely read back, slower when the page cache would hold them)"), &O::ssd_direct_io,
             {{"direct", true}, {"buffered", false}}),
       Number(Flag("prefetch-passes", tiers, "N", "passes pulled and staged ahead of training (the Read stage runs one further)"), &O::prefetch_passes, PositiveAtMost(kMaxPrefetchPasses)),

@@ -43,7 +43,7 @@ Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* ou
 Status NewServer(const TrainOptions& o, int rank, std::unique_ptr<ShardServer>* out) {
   RowStores stores;
   STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayout{o.model.embedding_dim}.bytes(), &stores));
-  *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem);
+  *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem, stores.ssd);
   return Status::OK();
 }
 

@@ -33,12 +33,15 @@ void PassReporter::FillTiers(const TierCounters& d, PassStats* st) const {
   st->ssd_bytes_written = d[TierCounters::kSsdBytesWritten];
   st->ssd_disk_bytes = d[TierCounters::kSsdDiskBytes];
   st->compactions = d[TierCounters::kCompactions];
+  st->ssd_live_bytes = d[TierCounters::kSsdLiveBytes];
+  st->ssd_index_bytes = d[TierCounters::kSsdIndexBytes];
 }
 
 // The pass's share of a cumulative counter is the difference to the previous pass; a level
 // is taken as it stands.
 Status PassReporter::Report(PassStats* st) {
-  const TierCounters now = server_->Counters();
+  TierCounters now;
+  STRATA_RETURN_IF_ERROR(comm_->AgreeOn(server_->Counters(&now)));
   TierCounters delta;
   for (int f = 0; f < TierCounters::kFields; ++f) delta[f] = now[f] - (TierCounters::IsLevel(f) ? 0 : before_[f]);
   before_ = now;

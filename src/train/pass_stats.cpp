@@ -33,8 +33,9 @@ std::string PassStats::ProgressLine() const {
                       read_s, pull_s, stage_s, train_s, push_s, overlap_efficiency(), mpi_bytes / 1e6,
                       peak_rss_bytes / 1e6);
   if (cache_hits + cache_misses > 0) {
-    line += fmt::format(" | cache hit {:.3f} ssd read {} written {} rows, disk {:.1f} MB, compactions {}",
-                        cache_hit_rate(), ssd_rows_read, ssd_rows_written, ssd_disk_bytes / 1e6, compactions);
+    line += fmt::format(" | cache hit {:.3f} ssd read {} written {} rows, ssd {:.1f}/{:.1f} MB disk/live, compactions {}",
+                        cache_hit_rate(), ssd_rows_read, ssd_rows_written, ssd_disk_bytes / 1e6, ssd_live_bytes / 1e6,
+                        compactions);
   }
   return line;
 }
@@ -50,6 +51,7 @@ JsonRecord PassStats::ToJson() const {
       .Add("cache_hit_rate", cache_hit_rate()).Add("ssd_rows_read", ssd_rows_read)
       .Add("ssd_rows_written", ssd_rows_written).Add("ssd_bytes_read", ssd_bytes_read)
       .Add("ssd_bytes_written", ssd_bytes_written).Add("ssd_disk_bytes", ssd_disk_bytes)
+      .Add("ssd_live_bytes", ssd_live_bytes).Add("ssd_index_bytes", ssd_index_bytes)
       .Add("compactions", compactions);
   if (evaluated) r.Add("eval_auc", eval_auc).Add("eval_logloss", eval_logloss);
   return r;

@@ -27,6 +27,10 @@ struct PassStats {
   int64_t cache_hits = 0, cache_misses = 0;
   int64_t ssd_rows_read = 0, ssd_rows_written = 0;
   int64_t ssd_bytes_read = 0, ssd_bytes_written = 0, ssd_disk_bytes = 0, compactions = 0;
+  // Levels at the pass end, summed over ranks: what the live rows take on disk packed
+  // (StoreStats::live_bytes; disk stays within 2x this plus a segment per rank), and the
+  // DRAM of the SSD-PS key index.
+  int64_t ssd_live_bytes = 0, ssd_index_bytes = 0;
   int64_t peak_rss_bytes = 0;  // largest over ranks
   bool evaluated = false;
   double eval_auc = 0, eval_logloss = 0;

@@ -41,8 +41,12 @@ Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, RowStore
   so.row_bytes = row_bytes;
   so.compact_threshold = o.ssd_compact_threshold;
   so.direct_io = o.ssd_direct_io;
-  std::unique_ptr<RowStore> ssd;
+  so.segment_bytes = static_cast<uint64_t>(o.ssd_segment_mb * (1 << 20));
+  // The checkpoint is the durable state; an fsync'ed manifest per pass would buy nothing.
+  so.durable = false;
+  std::unique_ptr<SsdStore> ssd;
   STRATA_RETURN_IF_ERROR(OpenSsdStore(so, &ssd));
+  out->ssd = ssd.get();
   MemPsOptions mo;
   mo.capacity_bytes = static_cast<uint64_t>(o.mem_cache_gb * 1e9);
   mo.freq_offset = static_cast<int>(RowLayout{o.model.embedding_dim}.floats() * sizeof(float));

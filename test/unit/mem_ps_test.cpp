@@ -216,6 +216,22 @@ TEST_CASE("mem: with evict_in_calls off only Evict evicts, and nothing is lost")
   }
 }
 
+TEST_CASE("mem: stats count the keys of cache and backing store once, disk figures pass through") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/4, /*stripes=*/1, 16, /*flush_batch=*/3, /*evict_in_calls=*/false);
+  for (uint64_t k = 0; k < 10; ++k) f.Put(k, 1);
+  REQUIRE(f.cache->Evict().ok());  // 6 rows go to the backing store, 4 stay only cached
+  for (uint64_t k = 0; k < 3; ++k) f.Put(k, 2);  // some of them again: still one key each
+  const StoreStats s = f.cache->stats();
+  const StoreStats backing = f.disk->stats();
+  CHECK(backing.live_keys == 6);
+  CHECK(s.live_keys == 10);
+  CHECK(s.logical_bytes == 10 * kRowBytes);
+  CHECK(s.index_bytes == backing.index_bytes);
+  CHECK(s.disk_bytes == backing.disk_bytes);
+  CHECK(s.live_bytes == backing.live_bytes);
+}
+
 TEST_CASE("mem: pinned rows stay cached whatever else arrives") {
   Fixture f;
   f.Open(/*capacity_rows=*/2, /*stripes=*/2);

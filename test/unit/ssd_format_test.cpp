@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "ssd/crc32c.h"
-#include "ssd/key_index.h"
+#include "ssd/record_index.h"
 #include "strata/ssd/ssd_format.h"
 
 namespace strata::ssd {
@@ -85,8 +85,8 @@ TEST_CASE("ssd: records, headers and manifests round trip and detect damage") {
   CHECK(ParseSegmentFileName("MANIFEST") == 0);
 }
 
-TEST_CASE("ssd: key index upserts, compare-and-sets and grows like a map") {
-  KeyIndex index;
+TEST_CASE("ssd: record index upserts, compare-and-sets and grows like a map") {
+  RecordIndex index;
   std::unordered_map<uint64_t, uint64_t> model;
   uint64_t x = 1;
   for (int i = 0; i < 20000; ++i) {

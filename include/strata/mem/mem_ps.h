@@ -93,8 +93,11 @@ class MemPs : public RowStore {
 
   virtual MemPsStats mem_stats() const = 0;
 
-  // RowStore::stats() passes the backing store's StoreStats through; num_keys() counts the
-  // keys of the cache and the backing store together, each once.
+  // num_keys() counts the keys of the cache and the backing store together, each once,
+  // walking the cache (O(cached rows)). RowStore::stats() reports the store as a whole for
+  // live_keys (= num_keys()) and logical_bytes (live_keys x row_bytes); every other field
+  // (disk_bytes, live_bytes, index_bytes of the backing store's key index, I/O and
+  // compaction counters) is the backing store's, passed through.
 };
 
 // Builds a MEM-PS over `backing` (which it owns). Errors: stripes < 1, flush_batch_rows < 1,

@@ -31,6 +31,7 @@
 #include "strata/common/status.h"
 #include "strata/mem/mem_ps.h"
 #include "strata/model/model_spec.h"
+#include "strata/ssd/ssd_store.h"
 #include "strata/store/row_store.h"
 
 namespace strata {
@@ -40,9 +41,9 @@ namespace strata {
 struct TierCounters {
   enum Field {
     kCacheHits, kCacheMisses, kSsdRowsRead, kSsdRowsWritten, kSsdBytesRead, kSsdBytesWritten,
-    kSsdDiskBytes, kCompactions, kFields
+    kSsdDiskBytes, kCompactions, kSsdLiveBytes, kSsdIndexBytes, kFields
   };
-  static bool IsLevel(int f) { return f == kSsdDiskBytes; }
+  static bool IsLevel(int f) { return f == kSsdDiskBytes || f == kSsdLiveBytes || f == kSsdIndexBytes; }
   int64_t& operator[](int f) { return v[f]; }
   int64_t operator[](int f) const { return v[f]; }
   int64_t v[kFields] = {};
@@ -50,8 +51,9 @@ struct TierCounters {
 
 class ShardServer {
  public:
-  // store: the rank's stack; mem: the MEM-PS inside it, or null when every row is in DRAM.
-  ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem);
+  // store: the rank's stack; mem: the MEM-PS inside it, or null when every row is in DRAM;
+  // ssd: the SSD-PS under mem, or null.
+  ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd = nullptr);
 
   size_t row_bytes() const { return row_bytes_; }
   int dim() const { return model_.embedding_dim; }
@@ -86,7 +88,9 @@ class ShardServer {
   // Runs fn on the store with the lock held alone (checkpoints, exports).
   Status WithStore(const std::function<Status(RowStore&)>& fn);
 
-  TierCounters Counters();
+  // The counters now. The SSD-PS's are read once its disk use is within its bound (2x the
+  // live rows plus one segment; SsdStore::WaitForDiskBound), so every pass's record is.
+  Status Counters(TierCounters* out);
   uint64_t num_keys();
 
  private:
@@ -98,6 +102,7 @@ class ShardServer {
   const size_t row_bytes_;
   std::unique_ptr<RowStore> store_;
   MemPs* const mem_;
+  SsdStore* const ssd_;
   // Shared: pulls, read-only pulls, announcements. Alone: writes and the in-flight set.
   std::shared_mutex mu_;
   std::map<int, std::shared_ptr<const KeyIndex>> in_flight_;  // protected by mu_

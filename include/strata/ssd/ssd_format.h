@@ -63,7 +63,8 @@ inline constexpr uint64_t kManifestMagic = 0x464D415441525453ull;  // "STRATAMF"
 inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr size_t kBlockBytes = 4096;
 inline constexpr size_t kHeaderBytes = kBlockBytes;
-inline constexpr size_t kRecordOverhead = 20;  // key + seq + crc
+inline constexpr size_t kRecordRowOffset = 16;  // key + seq precede the row in a record
+inline constexpr size_t kRecordOverhead = kRecordRowOffset + 4;  // key + seq + crc
 inline constexpr char kManifestName[] = "MANIFEST";
 inline constexpr char kManifestTmpName[] = "MANIFEST.tmp";
 
@@ -90,7 +91,8 @@ uint64_t ParseSegmentFileName(const std::string& name);
 
 // dst: (record_bytes) ; row: (row_bytes).
 void EncodeRecord(uint8_t* dst, uint64_t key, uint64_t seq, const uint8_t* row, size_t row_bytes);
-// True when the checksum matches; then *key and *seq are set and the row is at src + 16.
+// True when the checksum matches; then *key and *seq are set and the row is at
+// src + kRecordRowOffset.
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq);
 
 // dst: (kHeaderBytes), fully written.

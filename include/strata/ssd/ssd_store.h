@@ -2,24 +2,40 @@
 // segment files (format drawn in strata/ssd/ssd_format.h). Updated rows are appended as new
 // records in large sequential writes; a DRAM index maps key -> newest record; per-segment
 // live counters drive a background compaction thread that rewrites segments whose stale
-// fraction passes `compact_threshold` (or all the most stale ones while disk use is over
-// `disk_budget_bytes`) and deletes the old files only after the manifest switch is durable.
+// fraction passes `compact_threshold`, or the most stale ones while disk use is over its
+// bound (below) or `disk_budget_bytes`, and deletes the old files once they are unused.
+//
+// Two modes (SsdOptions::durable):
+//   - durable (default): a store of record. The manifest names the live set; only synced
+//     segments are compacted, and the old files go only after the manifest switch is durable.
+//   - cache: rows whose durable copy lives elsewhere (the trainer's checkpoints). The store
+//     starts empty (removing SSD-PS files left in the directory), never writes a manifest or
+//     calls fsync, and compacts a segment as soon as it is sealed; Sync makes nothing durable.
+//
+// Disk bound: live_bytes (strata/store/row_store.h) is what the newest records of the live
+// keys take packed; compaction starts before disk_bytes passes DiskBound() = 2 x live_bytes
+// + segment_bytes (one open segment) and WaitForDiskBound() blocks until it is within. In
+// cache mode that always succeeds once live_bytes reaches a segment header and a unit (8 KiB
+// for rows under 4 KiB): a fully compacted store holds its live records packed plus the
+// open segment. In durable mode segments not yet synced cannot be compacted.
 //
 // Promises:
 //   - Get sees every Put before it, synced or not. Keys never written are reported
 //     not-found without disk I/O.
-//   - After a crash at any instant (mid-append, mid-compaction, mid-manifest), opening the
-//     directory recovers exactly the rows of the last completed Sync(): newest synced
-//     values, nothing written after it, nothing resurrected from a compacted-away segment.
+//   - Durable mode: after a crash at any instant (mid-append, mid-compaction,
+//     mid-manifest), opening the directory recovers exactly the rows of the last completed
+//     Sync(): newest synced values, nothing written after it, nothing resurrected from a
+//     compacted-away segment.
 //   - Every record read back is checksummed; damage is reported as Corruption naming the
 //     file, never returned as a row.
 //   - The first write or background error (disk full, I/O error, corruption found by the
-//     compactor) is kept: later Put/Sync/CompactNow return it; Get and Scan keep working.
+//     compactor) is kept: later Put/Sync/CompactNow/WaitForDiskBound return it; Get and
+//     Scan keep working.
 //
 // Thread safety: as RowStore: Get may run concurrently with Get; Put, Sync and Scan need
-// external serialization against every other call. CompactNow, WaitForCompaction, stats,
-// num_keys and num_segments may be called from any thread at any time; the compaction
-// thread runs beside everything.
+// external serialization against every other call. CompactNow, WaitForCompaction,
+// WaitForDiskBound, stats, num_keys and num_segments may be called from any thread at any
+// time; the compaction thread runs beside everything.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +64,8 @@ struct SsdOptions {
   int queue_depth = 64;                  // reads kept in flight by one Get
   size_t write_buffer_bytes = 4ull << 20;  // appends are issued in writes of this size
   bool background_compaction = true;     // false: only CompactNow() compacts (tests)
+  bool durable = true;                   // false: cache mode (see above): no manifest, no
+                                         // fsync, sealed segments compactable at once
 };
 
 class SsdStore : public RowStore {
@@ -59,6 +77,16 @@ class SsdStore : public RowStore {
 
   // Blocks until the background thread has no compaction pending or running.
   virtual Status WaitForCompaction() = 0;
+
+  // Returns at once when disk use is within DiskBound(); otherwise runs compaction (wakes
+  // the background thread and waits for it to go idle, or compacts on this thread without
+  // one) and returns when it can reclaim nothing more. *stats is the snapshot that was
+  // checked last, so a caller that reports it reports a value within the bound whenever
+  // the bound is reachable (see above). Returns the kept background error if there is one.
+  virtual Status WaitForDiskBound(StoreStats* stats) = 0;
+
+  // 2 x stats.live_bytes + segment_bytes.
+  virtual uint64_t DiskBound(const StoreStats& stats) const = 0;
 
   // Number of segment files in the live set (for tests and metrics).
   virtual size_t num_segments() const = 0;

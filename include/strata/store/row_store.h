@@ -21,6 +21,9 @@ struct StoreStats {
   uint64_t live_keys = 0;
   uint64_t logical_bytes = 0;       // live_keys * row_bytes
   uint64_t disk_bytes = 0;          // bytes of files on disk
+  uint64_t live_bytes = 0;          // disk bytes the newest record of every live key takes
+                                    // when packed: live_keys x a record's share of a unit
+                                    // (padding included); the SSD-PS bounds disk_bytes by it
   uint64_t bytes_read = 0;          // from disk
   uint64_t bytes_written = 0;       // to disk, including compaction
   uint64_t user_bytes_written = 0;  // rows handed to Put

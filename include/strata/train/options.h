@@ -40,6 +40,8 @@ struct TrainOptions {
   std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank
   double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
   bool ssd_direct_io = false;       // --ssd-io direct: O_DIRECT, no page cache
+  double ssd_segment_mb = 64;       // SSD-PS segment file size in MiB; the disk bound is
+                                    // 2x live rows plus one segment
   int prefetch_passes = 1;          // passes pulled/staged ahead of training, <= kMaxPrefetchPasses
   bool pipeline = true;             // false: the stages run in sequence (for comparison)
   // Checkpoints.

@@ -1,7 +1,8 @@
-// KeyIndex: the SSD-PS DRAM index, key -> record location, as one open-addressing table of
-// 16-byte (key, location) entries with linear probing; it doubles when 80% full. No
-// deletion: SSD-PS rows are never removed, only superseded. The key ~0 (the empty marker)
-// lives in a side slot.
+// RecordIndex: the SSD-PS DRAM index, key -> record location (segment slot and record
+// number), as one open-addressing table of 16-byte (key, location) entries with linear
+// probing; it doubles when 80% full. (strata/common/key_index.h's KeyIndex is another
+// thing: keys numbered densely.) No deletion: SSD-PS rows are never removed, only
+// superseded. The key ~0 (the empty marker) lives in a side slot.
 //
 // A location packs a segment-table slot (high kSlotBits) and a record number (low bits).
 //
@@ -23,9 +24,9 @@ inline constexpr uint64_t MakeLocation(uint64_t slot, uint64_t record) {
 inline constexpr uint32_t LocationSlot(uint64_t loc) { return static_cast<uint32_t>(loc >> kRecordBits); }
 inline constexpr uint64_t LocationRecord(uint64_t loc) { return loc & ((1ull << kRecordBits) - 1); }
 
-class KeyIndex {
+class RecordIndex {
  public:
-  KeyIndex() { Rehash(1024); }
+  RecordIndex() { Rehash(1024); }
 
   // True and *loc set when present.
   bool Find(uint64_t key, uint64_t* loc) const;

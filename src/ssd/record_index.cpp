@@ -1,5 +1,5 @@
-// KeyIndex: linear probing over a power-of-two table of (key, location) entries.
-#include "ssd/key_index.h"
+// RecordIndex: linear probing over a power-of-two table of (key, location) entries.
+#include "ssd/record_index.h"
 
 namespace strata::ssd {
 namespace {
@@ -15,13 +15,13 @@ inline uint64_t Mix(uint64_t x) {
 
 }  // namespace
 
-size_t KeyIndex::Probe(uint64_t key) const {
+size_t RecordIndex::Probe(uint64_t key) const {
   size_t i = Mix(key) & mask_;
   while (entries_[i].key != key && entries_[i].key != kEmpty) i = (i + 1) & mask_;
   return i;
 }
 
-void KeyIndex::Rehash(size_t capacity) {
+void RecordIndex::Rehash(size_t capacity) {
   std::vector<Entry> old = std::move(entries_);
   entries_.assign(capacity, Entry{kEmpty, 0});
   mask_ = capacity - 1;
@@ -30,7 +30,7 @@ void KeyIndex::Rehash(size_t capacity) {
   }
 }
 
-bool KeyIndex::Find(uint64_t key, uint64_t* loc) const {
+bool RecordIndex::Find(uint64_t key, uint64_t* loc) const {
   if (key == kEmpty) {
     *loc = empty_key_loc_;
     return has_empty_key_;
@@ -41,7 +41,7 @@ bool KeyIndex::Find(uint64_t key, uint64_t* loc) const {
   return true;
 }
 
-bool KeyIndex::Upsert(uint64_t key, uint64_t loc, uint64_t* old) {
+bool RecordIndex::Upsert(uint64_t key, uint64_t loc, uint64_t* old) {
   if (key == kEmpty) {
     const bool had = has_empty_key_;
     *old = empty_key_loc_;
@@ -65,7 +65,7 @@ bool KeyIndex::Upsert(uint64_t key, uint64_t loc, uint64_t* old) {
   return false;
 }
 
-bool KeyIndex::ReplaceIf(uint64_t key, uint64_t from, uint64_t to) {
+bool RecordIndex::ReplaceIf(uint64_t key, uint64_t from, uint64_t to) {
   if (key == kEmpty) {
     if (!has_empty_key_ || empty_key_loc_ != from) return false;
     empty_key_loc_ = to;
@@ -77,7 +77,7 @@ bool KeyIndex::ReplaceIf(uint64_t key, uint64_t from, uint64_t to) {
   return true;
 }
 
-void KeyIndex::ForEach(const std::function<void(uint64_t key, uint64_t loc)>& fn) const {
+void RecordIndex::ForEach(const std::function<void(uint64_t key, uint64_t loc)>& fn) const {
   if (has_empty_key_) fn(kEmpty, empty_key_loc_);
   for (const Entry& e : entries_) {
     if (e.key != kEmpty) fn(e.key, e.loc);
