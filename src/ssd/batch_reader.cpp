@@ -32,17 +32,36 @@ Status BatchReader::Submit(const std::vector<ReadOp>& ops, size_t op, size_t buf
   return Status::OK();
 }
 
+// Without io_uring: one pread after another into the first buffer.
+Status BatchReader::RunSync(const std::vector<ReadOp>& ops,
+                            const std::function<Status(size_t op, const uint8_t* data)>& done) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    size_t got = 0;
+    STRATA_RETURN_IF_ERROR(PreadAll(ops[i].fd, buffers_.get(), ops[i].length, ops[i].offset, *ops[i].path, &got));
+    if (got < ops[i].length) return Status::Corruption(*ops[i].path + ": short read at offset " + std::to_string(ops[i].offset));
+    STRATA_RETURN_IF_ERROR(done(i, buffers_.get()));
+  }
+  return Status::OK();
+}
+
+// The outcome of a completed read of r into buf (res: the completion's result). A short
+// read from io_uring is either end of file or an interrupted transfer: it is finished
+// synchronously to tell which.
+Status BatchReader::Complete(const ReadOp& r, int res, uint8_t* buf) {
+  if (res < 0) return ErrnoStatus("read " + *r.path, -res);
+  if (static_cast<uint32_t>(res) >= r.length) return Status::OK();
+  size_t got = 0;
+  const size_t have = static_cast<size_t>(res);
+  STRATA_RETURN_IF_ERROR(PreadAll(r.fd, buf + have, r.length - have, r.offset + have, *r.path, &got));
+  if (have + got < r.length) {
+    return Status::Corruption(*r.path + ": truncated, short read at offset " + std::to_string(r.offset));
+  }
+  return Status::OK();
+}
+
 Status BatchReader::Run(const std::vector<ReadOp>& ops,
                         const std::function<Status(size_t op, const uint8_t* data)>& done) {
-  if (!ring_ok_) {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      size_t got = 0;
-      STRATA_RETURN_IF_ERROR(PreadAll(ops[i].fd, buffers_.get(), ops[i].length, ops[i].offset, *ops[i].path, &got));
-      if (got < ops[i].length) return Status::Corruption(*ops[i].path + ": short read at offset " + std::to_string(ops[i].offset));
-      STRATA_RETURN_IF_ERROR(done(i, buffers_.get()));
-    }
-    return Status::OK();
-  }
+  if (!ring_ok_) return RunSync(ops, done);
   std::vector<size_t> free_buffers;
   for (int b = depth_ - 1; b >= 0; --b) free_buffers.push_back(static_cast<size_t>(b));
   size_t next = 0;
@@ -71,20 +90,7 @@ Status BatchReader::Run(const std::vector<ReadOp>& ops,
       const size_t op = static_cast<size_t>(data >> kOpShift);
       const size_t buffer = static_cast<size_t>(data & ((1u << kOpShift) - 1));
       uint8_t* buf = buffers_.get() + buffer * max_read_bytes_;
-      const ReadOp& r = ops[op];
-      Status st;
-      if (cqe->res < 0) {
-        st = ErrnoStatus("read " + *r.path, -cqe->res);
-      } else if (static_cast<uint32_t>(cqe->res) < r.length) {
-        // A short read from io_uring is either end of file or an interrupted transfer:
-        // finish it synchronously to tell which.
-        size_t got = 0;
-        const size_t have = static_cast<size_t>(cqe->res);
-        st = PreadAll(r.fd, buf + have, r.length - have, r.offset + have, *r.path, &got);
-        if (st.ok() && have + got < r.length) {
-          st = Status::Corruption(*r.path + ": truncated, short read at offset " + std::to_string(r.offset));
-        }
-      }
+      Status st = Complete(ops[op], cqe->res, buf);
       if (st.ok() && first_error.ok()) st = done(op, buf);
       if (!st.ok() && first_error.ok()) first_error = st;
       free_buffers.push_back(buffer);

@@ -41,6 +41,8 @@ class BatchReader {
              const std::function<Status(size_t op, const uint8_t* data)>& done);
 
  private:
+  Status RunSync(const std::vector<ReadOp>& ops, const std::function<Status(size_t op, const uint8_t* data)>& done);
+  static Status Complete(const ReadOp& r, int res, uint8_t* buf);
   Status Submit(const std::vector<ReadOp>& ops, size_t op, size_t buffer);
 
   const int depth_;

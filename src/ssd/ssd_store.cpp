@@ -217,20 +217,46 @@ void SsdStoreImpl::ReturnReader(std::unique_ptr<BatchReader> r) {
   readers_.push_back(std::move(r));
 }
 
-Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) {
-  std::vector<std::pair<uint64_t, size_t>> wants;  // (location, position in keys)
-  wants.reserve(n);
-  std::vector<SegmentPtr> segs;
+// wants = (location, position in keys) of the keys found, sorted by location; segs = the
+// segment slots they refer to, pinned by the copy.
+void SsdStoreImpl::LookUp(const uint64_t* keys, size_t n, uint8_t* found,
+                          std::vector<std::pair<uint64_t, size_t>>* wants, std::vector<SegmentPtr>* segs) {
+  wants->reserve(n);
   {
     std::shared_lock lk(index_mu_);
     for (size_t i = 0; i < n; ++i) {
       uint64_t loc = 0;
       found[i] = index_.Find(keys[i], &loc);
-      if (found[i]) wants.emplace_back(loc, i);
+      if (found[i]) wants->emplace_back(loc, i);
     }
-    if (!wants.empty()) segs = slots_;
+    if (!wants->empty()) *segs = slots_;
   }
-  std::sort(wants.begin(), wants.end());
+  std::sort(wants->begin(), wants->end());
+}
+
+// The row of the record at loc, read into data (op's bytes), checked and copied to row.
+Status SsdStoreImpl::CopyRecord(const ReadOp& op, const uint8_t* data, uint64_t loc, uint64_t want_key,
+                                uint8_t* row) const {
+  const size_t rb = opts_.row_bytes;
+  const uint64_t at = layout_.Offset(LocationRecord(loc));
+  const uint8_t* p = data + (at - op.offset);
+  uint64_t key = 0, seq = 0;
+  if (!DecodeRecord(p, rb, &key, &seq)) {
+    return Status::Corruption(*op.path + ": record " + std::to_string(LocationRecord(loc)) + " at offset " +
+                              std::to_string(at) + ": checksum mismatch");
+  }
+  if (key != want_key) {
+    return Status::Corruption(*op.path + ": record " + std::to_string(LocationRecord(loc)) + " holds key " +
+                              std::to_string(key) + ", index expects " + std::to_string(want_key));
+  }
+  std::memcpy(row, p + kRecordRowOffset, rb);
+  return Status::OK();
+}
+
+Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) {
+  std::vector<std::pair<uint64_t, size_t>> wants;  // (location, position in keys)
+  std::vector<SegmentPtr> segs;
+  LookUp(keys, n, found, &wants, &segs);
   const size_t rb = opts_.row_bytes;
   const Segment* active = user_.segment().get();
   // Coalesce records of neighbouring units into one read; op_end[k] is the end of op k's
@@ -270,18 +296,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   Status st = reader->Run(ops, [&](size_t k, const uint8_t* data) -> Status {
     for (size_t d = k == 0 ? 0 : op_end[k - 1]; d < op_end[k]; ++d) {
       const auto [loc, i] = disk[d];
-      const uint64_t at = layout_.Offset(LocationRecord(loc));
-      const uint8_t* p = data + (at - ops[k].offset);
-      uint64_t key = 0, seq = 0;
-      if (!DecodeRecord(p, rb, &key, &seq)) {
-        return Status::Corruption(*ops[k].path + ": record " + std::to_string(LocationRecord(loc)) +
-                                  " at offset " + std::to_string(at) + ": checksum mismatch");
-      }
-      if (key != keys[i]) {
-        return Status::Corruption(*ops[k].path + ": record " + std::to_string(LocationRecord(loc)) +
-                                  " holds key " + std::to_string(key) + ", index expects " + std::to_string(keys[i]));
-      }
-      std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
+      STRATA_RETURN_IF_ERROR(CopyRecord(ops[k], data, loc, keys[i], rows + i * rb));
     }
     return Status::OK();
   });

@@ -50,6 +50,9 @@ class SsdStoreImpl final : public SsdStore {
 
  private:
   using SegmentPtr = std::shared_ptr<Segment>;
+  void LookUp(const uint64_t* keys, size_t n, uint8_t* found, std::vector<std::pair<uint64_t, size_t>>* wants,
+              std::vector<SegmentPtr>* segs);
+  Status CopyRecord(const ReadOp& op, const uint8_t* data, uint64_t loc, uint64_t want_key, uint8_t* row) const;
 
   // --- ssd_store.cpp
   Status Recover();
