@@ -14,6 +14,8 @@
 
 namespace strata {
 
+struct PassData;
+
 struct EvalResult {
   double auc = 0;
   double logloss = 0;
@@ -31,7 +33,7 @@ class Evaluator {
 
  private:
   // Appends the predictions and labels of one eval pass, per local worker.
-  Status PredictPass(const struct PassData& pass, std::vector<std::vector<float>>* probs,
+  Status PredictPass(const PassData& pass, std::vector<std::vector<float>>* probs,
                      std::vector<std::vector<float>>* labels);
 
   const TrainOptions& o_;
