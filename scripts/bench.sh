@@ -191,16 +191,17 @@ section_ssd() {
     line=$(grep '^ssd_bench:' "$log" | tail -1)
     seq=$(sed -n 's/^sequential write:.*= \([0-9.]*\)% of the disk.*/\1/p' "$log")
     [ -n "$line" ] && [ -n "$seq" ] || die "no result lines in $log"
-    for k in get_ratio put_ratio space_amp write_amp; do
+    for k in get_ratio put_ratio space_amp write_amp index_bytes_per_key; do
       v[$k]+="$(sed -n "s/.*$k=\([0-9.]*\).*/\1/p" <<<"$line") "
     done
     v[seq]+="$(awk -v p="$seq" 'BEGIN {printf "%.2f", p / 100}') "
   done
   rm -rf "$dir"
-  summary_add "SSD-PS / RocksDB get keys/s (bar >= 2)" "$(median ${v[get_ratio]})"
-  summary_add "SSD-PS / RocksDB put keys/s (bar >= 2)" "$(median ${v[put_ratio]})"
+  summary_add "SSD-PS / RocksDB get keys/s (bar >= 4)" "$(median ${v[get_ratio]})"
+  summary_add "SSD-PS / RocksDB put keys/s (bar >= 10)" "$(median ${v[put_ratio]})"
   summary_add "SSD-PS space amplification (bar <= 2.0)" "$(median ${v[space_amp]})"
   summary_add "SSD-PS write amplification" "$(median ${v[write_amp]})"
+  summary_add "SSD-PS DRAM index bytes per key (bar <= 8, goal 1)" "$(median ${v[index_bytes_per_key]})"
   summary_add "SSD-PS load appends / disk sequential write (goal > 0.7)" "$(median ${v[seq]})"
 }
 

@@ -45,11 +45,22 @@ struct Stripe {
   uint64_t evictions = 0, dirty_evictions = 0;
 };
 
-// Rows on their way to the backing store.
+// Rows on their way to the backing store, with whether it holds a version of each (the
+// kInBacking flag, which lets the SSD-PS update its index without a read).
 struct FlushBatch {
   std::vector<uint64_t> keys;
   std::vector<uint8_t> rows;
-  void Clear() { keys.clear(); rows.clear(); }
+  std::vector<uint8_t> in_backing;
+  void Add(uint64_t key, const uint8_t* row, size_t row_bytes, uint8_t flags) {
+    keys.push_back(key);
+    rows.insert(rows.end(), row, row + row_bytes);
+    in_backing.push_back((flags & kInBacking) ? 1 : 0);
+  }
+  void Clear() {
+    keys.clear();
+    rows.clear();
+    in_backing.clear();
+  }
 };
 
 class MemPsImpl final : public MemPs {
@@ -207,15 +218,13 @@ class MemPsImpl final : public MemPs {
     for (auto& sp : stripes_) {
       std::lock_guard lock(sp->mu);
       sp->policy.ForEach([&](uint64_t key, uint32_t slot) {
-        if (!(sp->flags[slot] & kDirty)) return;
-        batch.keys.push_back(key);
-        batch.rows.insert(batch.rows.end(), sp->arena.row(slot), sp->arena.row(slot) + row_bytes_);
+        if (sp->flags[slot] & kDirty) batch.Add(key, sp->arena.row(slot), row_bytes_, sp->flags[slot]);
       });
     }
     // Rows are marked clean only once written, so a failed write leaves them dirty.
     for (size_t begin = 0; begin < batch.keys.size(); begin += options_.flush_batch_rows) {
       const size_t n = std::min(options_.flush_batch_rows, batch.keys.size() - begin);
-      STRATA_RETURN_IF_ERROR(backing_->Put(&batch.keys[begin], n, &batch.rows[begin * row_bytes_]));
+      STRATA_RETURN_IF_ERROR(backing_->PutKnown(&batch.keys[begin], n, &batch.rows[begin * row_bytes_], &batch.in_backing[begin]));
       for (size_t i = begin; i < begin + n; ++i) {
         Stripe& s = StripeOf(batch.keys[i]);
         std::lock_guard lock(s.mu);
@@ -298,9 +307,7 @@ class MemPsImpl final : public MemPs {
           if (sp->flags[v.payload] & kDirty) {
             ++sp->dirty_evictions;
             --sp->dirty;
-            batch.keys.push_back(v.key);
-            const uint8_t* row = sp->arena.row(v.payload);
-            batch.rows.insert(batch.rows.end(), row, row + row_bytes_);
+            batch.Add(v.key, sp->arena.row(v.payload), row_bytes_, sp->flags[v.payload]);
           }
           sp->arena.Free(v.payload);
         }
@@ -318,12 +325,12 @@ class MemPsImpl final : public MemPs {
     const size_t total = batch->keys.size();
     for (size_t begin = 0; begin < total; begin += options_.flush_batch_rows) {
       const size_t n = std::min(options_.flush_batch_rows, total - begin);
-      st = backing_->Put(&batch->keys[begin], n, &batch->rows[begin * row_bytes_]);
+      st = backing_->PutKnown(&batch->keys[begin], n, &batch->rows[begin * row_bytes_], &batch->in_backing[begin]);
       if (!st.ok()) {
         for (size_t i = begin; i < total; ++i) {
           Stripe& s = StripeOf(batch->keys[i]);
           std::lock_guard lock(s.mu);
-          InsertRow(s, batch->keys[i], &batch->rows[i * row_bytes_], kDirty);
+          InsertRow(s, batch->keys[i], &batch->rows[i * row_bytes_], kDirty | (batch->in_backing[i] ? kInBacking : 0));
         }
         break;
       }

@@ -198,23 +198,23 @@ Status SsdStoreImpl::CopyLive(const Segment& v, const RecordChunk& c, Round* rou
   {
     std::shared_lock lk(index_mu_);
     for (size_t i = 0; i < c.size(); ++i) {
-      uint64_t loc = 0;
+      uint32_t loc = 0;
       if (!index_.Find(c.keys[i], &loc)) continue;
-      const Segment* at = slots_[LocationSlot(loc)].get();
-      const bool live = loc == MakeLocation(v.slot, c.first + i);
+      const Segment* at = slots_[codec_.Slot(loc)].get();
+      const bool live = loc == codec_.Make(v.slot, c.first + i);
       // Durable mode also keeps a copy superseded by a record not yet durable: after a
       // crash that record is gone and this copy is the key's value.
-      take[i] = live || (opts_.durable && LocationRecord(loc) >= at->durable);
+      take[i] = live || (opts_.durable && codec_.Record(loc) >= at->durable);
       round->hold |= !live && take[i];
     }
   }
   for (size_t i = 0; i < c.size(); ++i) {
-    if (take[i]) STRATA_RETURN_IF_ERROR(AppendCopy(c.keys[i], c.seqs[i], c.rows[i], MakeLocation(v.slot, c.first + i), round));
+    if (take[i]) STRATA_RETURN_IF_ERROR(AppendCopy(c.keys[i], c.seqs[i], c.rows[i], codec_.Make(v.slot, c.first + i), round));
   }
   return Status::OK();
 }
 
-Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round) {
+Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint32_t from, Round* round) {
   const SegmentPtr& cur = round->out.segment();
   if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
     if (cur != nullptr) STRATA_RETURN_IF_ERROR(round->out.Flush());
@@ -225,7 +225,7 @@ Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, 
   }
   uint64_t rec = 0;
   STRATA_RETURN_IF_ERROR(round->out.Append(key, seq, row, &rec));
-  round->copies.push_back({key, from, MakeLocation(round->out.segment()->slot, rec)});
+  round->copies.push_back({key, from, codec_.Make(round->out.segment()->slot, rec)});
   return Status::OK();
 }
 
@@ -243,7 +243,7 @@ Status SsdStoreImpl::FinishRound(const std::vector<SegmentPtr>& victims, Round* 
     if (!st.ok()) return AbandonRound(round, st);
     std::unique_lock lk(index_mu_);
     for (const Round::Copy& c : round->copies) {
-      if (index_.ReplaceIf(c.key, c.from, c.to)) ++slots_[LocationSlot(c.to)]->live;
+      if (index_.ReplaceIf(c.key, c.from, c.to)) ++slots_[codec_.Slot(c.to)]->live;
     }
     DropSegments(victims);
   }

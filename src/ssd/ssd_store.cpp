@@ -16,7 +16,6 @@ namespace {
 
 constexpr size_t kMaxReadBytes = 64 << 10;       // largest coalesced read
 constexpr uint64_t kMaxGapUnits = 1;             // units read in between to merge two reads
-constexpr size_t kScanBatch = 1 << 16;           // keys per Get while scanning
 
 }  // namespace
 
@@ -66,6 +65,7 @@ Status SsdStoreImpl::Recover() {
   const std::string manifest_path = opts_.dir + "/" + kManifestName;
   ManifestData m;
   if (!opts_.durable) {
+    ChooseLocationCodec(0);
     // A cache starts empty: everything an earlier store left here is unlisted.
     for (const std::string& name : names) next_file_ = std::max<uint64_t>(next_file_, ParseSegmentFileName(name) + 1);
     return RemoveUnlisted(names, m);
@@ -85,12 +85,15 @@ Status SsdStoreImpl::Recover() {
   uint64_t next = m.next_file_number;
   for (const std::string& name : names) next = std::max(next, ParseSegmentFileName(name) + 1);
   next_file_ = next;
+  uint64_t listed = 0;
+  for (const auto& seg : m.segments) listed = std::max(listed, seg.second);
+  ChooseLocationCodec(listed);
   // Segments first (a bad one fails the open before anything is deleted), then cleanup.
   RecordIndex seqs;
   for (const auto& [number, records] : m.segments) {
     STRATA_RETURN_IF_ERROR(LoadSegment(number, records, &seqs));
   }
-  index_.ForEach([this](uint64_t, uint64_t loc) { ++slots_[LocationSlot(loc)]->live; });
+  index_.ForEachLocation([this](uint32_t loc) { ++slots_[codec_.Slot(loc)]->live; });
   {
     // Records next_file_ (so numbers of leftovers are never reused) before they go.
     std::lock_guard lk(manifest_mu_);
@@ -99,12 +102,22 @@ Status SsdStoreImpl::Recover() {
   return RemoveUnlisted(names, m);
 }
 
+void SsdStoreImpl::ChooseLocationCodec(uint64_t listed) {
+  const uint64_t units = (opts_.segment_bytes - kHeaderBytes) / layout_.unit_bytes;
+  codec_ = LocationCodec(std::max(listed, units * layout_.per_unit));
+}
+
+Status SsdStoreImpl::SlotsExhausted() const {
+  return Status::ResourceExhausted(opts_.dir + ": all " + std::to_string(codec_.max_slots()) +
+                                   " segments the index can address are in use");
+}
+
 Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, RecordIndex* seqs) {
   int fd = -1;
   STRATA_RETURN_IF_ERROR(OpenSegmentFile(opts_.dir, number, /*create=*/false, opts_.direct_io, &fd));
-  if (slots_.size() >= (1u << kSlotBits)) {
+  if (slots_.size() >= codec_.max_slots()) {
     ::close(fd);
-    return Status::ResourceExhausted(opts_.dir + ": more than 2^20 segments");
+    return SlotsExhausted();
   }
   auto seg = std::make_shared<Segment>(number, opts_.dir + "/" + SegmentFileName(number), fd,
                                        static_cast<uint32_t>(slots_.size()));
@@ -130,9 +143,11 @@ Status SsdStoreImpl::LoadSegment(uint64_t number, uint64_t records, RecordIndex*
   return ScanSegment(*seg, layout_, records, [&](const RecordChunk& c) {
     for (size_t i = 0; i < c.size(); ++i) {
       uint64_t prev = 0, unused = 0;
-      if (!seqs->Find(c.keys[i], &prev) || c.seqs[i] > prev) {
+      const bool indexed = seqs->Find(c.keys[i], &prev);
+      if (!indexed || c.seqs[i] > prev) {
         seqs->Upsert(c.keys[i], c.seqs[i], &unused);
-        index_.Upsert(c.keys[i], MakeLocation(seg->slot, c.first + i), &unused);
+        uint32_t old = 0;
+        index_.Upsert(c.keys[i], indexed, codec_.Make(seg->slot, c.first + i), &old);
       }
       next_seq_ = std::max(next_seq_, c.seqs[i] + 1);
     }
@@ -163,12 +178,13 @@ Status SsdStoreImpl::NewSegment(SegmentPtr* out) {
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
-  } else if (slots_.size() < (1u << kSlotBits)) {
+  } else if (slots_.size() < codec_.max_slots()) {
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
   } else {
     ::close(fd);
-    return Status::ResourceExhausted(opts_.dir + ": more than 2^20 segments");
+    ::unlink((opts_.dir + "/" + SegmentFileName(number)).c_str());
+    return SlotsExhausted();
   }
   slots_[slot] = std::make_shared<Segment>(number, opts_.dir + "/" + SegmentFileName(number), fd, slot);
   *out = slots_[slot];
@@ -220,12 +236,12 @@ void SsdStoreImpl::ReturnReader(std::unique_ptr<BatchReader> r) {
 // wants = (location, position in keys) of the keys found, sorted by location; segs = the
 // segment slots they refer to, pinned by the copy.
 void SsdStoreImpl::LookUp(const uint64_t* keys, size_t n, uint8_t* found,
-                          std::vector<std::pair<uint64_t, size_t>>* wants, std::vector<SegmentPtr>* segs) {
+                          std::vector<std::pair<uint32_t, size_t>>* wants, std::vector<SegmentPtr>* segs) {
   wants->reserve(n);
   {
     std::shared_lock lk(index_mu_);
     for (size_t i = 0; i < n; ++i) {
-      uint64_t loc = 0;
+      uint32_t loc = 0;
       found[i] = index_.Find(keys[i], &loc);
       if (found[i]) wants->emplace_back(loc, i);
     }
@@ -234,44 +250,52 @@ void SsdStoreImpl::LookUp(const uint64_t* keys, size_t n, uint8_t* found,
   std::sort(wants->begin(), wants->end());
 }
 
-// The row of the record at loc, read into data (op's bytes), checked and copied to row.
-Status SsdStoreImpl::CopyRecord(const ReadOp& op, const uint8_t* data, uint64_t loc, uint64_t want_key,
-                                uint8_t* row) const {
+// The record at loc, read into data (op's bytes) and checked: its row goes to row when it
+// holds want_key; otherwise the index's candidate was another key's and *found becomes 0.
+Status SsdStoreImpl::CopyRecord(const ReadOp& op, const uint8_t* data, uint32_t loc, uint64_t want_key,
+                                uint8_t* row, uint8_t* found) const {
   const size_t rb = opts_.row_bytes;
-  const uint64_t at = layout_.Offset(LocationRecord(loc));
+  const uint64_t at = layout_.Offset(codec_.Record(loc));
   const uint8_t* p = data + (at - op.offset);
   uint64_t key = 0, seq = 0;
   if (!DecodeRecord(p, rb, &key, &seq)) {
-    return Status::Corruption(*op.path + ": record " + std::to_string(LocationRecord(loc)) + " at offset " +
+    return Status::Corruption(*op.path + ": record " + std::to_string(codec_.Record(loc)) + " at offset " +
                               std::to_string(at) + ": checksum mismatch");
   }
   if (key != want_key) {
-    return Status::Corruption(*op.path + ": record " + std::to_string(LocationRecord(loc)) + " holds key " +
-                              std::to_string(key) + ", index expects " + std::to_string(want_key));
+    *found = 0;
+    return Status::OK();
   }
   std::memcpy(row, p + kRecordRowOffset, rb);
   return Status::OK();
 }
 
 Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) {
-  std::vector<std::pair<uint64_t, size_t>> wants;  // (location, position in keys)
+  std::vector<std::pair<uint32_t, size_t>> wants;  // (location, position in keys)
   std::vector<SegmentPtr> segs;
   LookUp(keys, n, found, &wants, &segs);
   const size_t rb = opts_.row_bytes;
   const Segment* active = user_.segment().get();
   // Coalesce records of neighbouring units into one read; op_end[k] is the end of op k's
   // range in `disk`.
-  std::vector<std::pair<uint64_t, size_t>> disk;
+  std::vector<std::pair<uint32_t, size_t>> disk;
   std::vector<ReadOp> ops;
   std::vector<size_t> op_end;
   const size_t max_read = std::max(kMaxReadBytes, layout_.unit_bytes);
   for (const auto& [loc, i] : wants) {
-    const Segment* seg = segs[LocationSlot(loc)].get();
+    const Segment* seg = segs[codec_.Slot(loc)].get();
     assert(seg != nullptr);
-    const uint64_t rec = LocationRecord(loc);
+    const uint64_t rec = codec_.Record(loc);
     if (seg == active) {
       if (const uint8_t* p = user_.Buffered(rec)) {
-        std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
+        uint64_t key = 0, seq = 0;
+        [[maybe_unused]] const bool intact = DecodeRecord(p, rb, &key, &seq);
+        assert(intact);  // encoded by this process, never read from disk
+        if (key == keys[i]) {
+          std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
+        } else {
+          found[i] = 0;
+        }
         continue;
       }
     }
@@ -296,7 +320,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   Status st = reader->Run(ops, [&](size_t k, const uint8_t* data) -> Status {
     for (size_t d = k == 0 ? 0 : op_end[k - 1]; d < op_end[k]; ++d) {
       const auto [loc, i] = disk[d];
-      STRATA_RETURN_IF_ERROR(CopyRecord(ops[k], data, loc, keys[i], rows + i * rb));
+      STRATA_RETURN_IF_ERROR(CopyRecord(ops[k], data, loc, keys[i], rows + i * rb, found + i));
     }
     return Status::OK();
   });
@@ -319,9 +343,20 @@ Status SsdStoreImpl::RollUserSegment() {
   return user_.Start(std::move(seg));
 }
 
+Status SsdStoreImpl::InStore(const uint64_t* keys, size_t n, uint8_t* in_store) {
+  std::vector<uint8_t> scratch(n * opts_.row_bytes);
+  return Get(keys, n, scratch.data(), in_store);
+}
+
 Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  std::vector<uint8_t> in_store(n);
+  STRATA_RETURN_IF_ERROR(InStore(keys, n, in_store.data()));
+  return PutKnown(keys, n, rows, in_store.data());
+}
+
+Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) {
   STRATA_RETURN_IF_ERROR(error());
-  std::vector<uint64_t> locs(n);
+  std::vector<uint32_t> locs(n);
   for (size_t i = 0; i < n; ++i) {
     const Segment* seg = user_.segment().get();
     if (seg == nullptr || layout_.ExtentBytes(seg->records + 1) > opts_.segment_bytes) {
@@ -332,14 +367,14 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
     uint64_t rec = 0;
     Status st = user_.Append(keys[i], next_seq_++, rows + i * opts_.row_bytes, &rec);
     if (!st.ok()) return KeepError(st);
-    locs[i] = MakeLocation(seg->slot, rec);
+    locs[i] = codec_.Make(seg->slot, rec);
   }
   {
     std::unique_lock lk(index_mu_);
     for (size_t i = 0; i < n; ++i) {
-      uint64_t old = 0;
-      if (index_.Upsert(keys[i], locs[i], &old)) --slots_[LocationSlot(old)]->live;
-      ++slots_[LocationSlot(locs[i])]->live;
+      uint32_t old = 0;
+      if (index_.Upsert(keys[i], in_store[i] != 0, locs[i], &old)) --slots_[codec_.Slot(old)]->live;
+      ++slots_[codec_.Slot(locs[i])]->live;
     }
   }
   user_bytes_written_ += n * opts_.row_bytes;
@@ -380,23 +415,40 @@ Status SsdStoreImpl::Sync() {
   return Status::OK();
 }
 
+// Reads every segment in order and visits the records the index points at: sequential
+// reads, and no compaction moves a record meanwhile.
 Status SsdStoreImpl::Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) {
-  std::vector<uint64_t> keys;
+  std::lock_guard compact(compact_mu_);
+  if (user_.segment() != nullptr) {
+    Status st = user_.Flush();  // so the open segment's records are on disk to read
+    if (!st.ok()) return KeepError(st);
+  }
+  std::vector<SegmentPtr> segs;
   {
     std::shared_lock lk(index_mu_);
-    keys.reserve(index_.size());
-    index_.ForEach([&](uint64_t key, uint64_t) { keys.push_back(key); });
-  }
-  std::vector<uint8_t> rows(kScanBatch * opts_.row_bytes);
-  std::vector<uint8_t> found(kScanBatch);
-  for (size_t at = 0; at < keys.size(); at += kScanBatch) {
-    const size_t n = std::min(kScanBatch, keys.size() - at);
-    STRATA_RETURN_IF_ERROR(Get(keys.data() + at, n, rows.data(), found.data()));
-    for (size_t i = 0; i < n; ++i) {
-      if (found[i]) visit(keys[at + i], rows.data() + i * opts_.row_bytes);
+    for (const SegmentPtr& seg : slots_) {
+      if (seg != nullptr) segs.push_back(seg);
     }
   }
+  for (const SegmentPtr& seg : segs) STRATA_RETURN_IF_ERROR(ScanLive(*seg, visit));
   return Status::OK();
+}
+
+Status SsdStoreImpl::ScanLive(const Segment& seg, const std::function<void(uint64_t key, const uint8_t* row)>& visit) {
+  return ScanSegment(seg, layout_, seg.records, [&](const RecordChunk& c) {
+    std::vector<uint8_t> live(c.size());
+    {
+      std::shared_lock lk(index_mu_);
+      for (size_t i = 0; i < c.size(); ++i) {
+        uint32_t loc = 0;
+        live[i] = index_.Find(c.keys[i], &loc) && loc == codec_.Make(seg.slot, c.first + i);
+      }
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (live[i]) visit(c.keys[i], c.rows[i]);
+    }
+    return Status::OK();
+  }, &bytes_read_);
 }
 
 uint64_t SsdStoreImpl::num_keys() const {

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "ssd/batch_reader.h"
+#include "ssd/compact_index.h"
+#include "ssd/location.h"
 #include "ssd/record_index.h"
 #include "ssd/segment.h"
 #include "strata/ssd/ssd_store.h"
@@ -38,6 +40,7 @@ class SsdStoreImpl final : public SsdStore {
   size_t row_bytes() const override { return opts_.row_bytes; }
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override;
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override;
+  Status PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) override;
   Status Sync() override;
   Status Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) override;
   uint64_t num_keys() const override;
@@ -50,14 +53,23 @@ class SsdStoreImpl final : public SsdStore {
 
  private:
   using SegmentPtr = std::shared_ptr<Segment>;
-  void LookUp(const uint64_t* keys, size_t n, uint8_t* found, std::vector<std::pair<uint64_t, size_t>>* wants,
+  void LookUp(const uint64_t* keys, size_t n, uint8_t* found, std::vector<std::pair<uint32_t, size_t>>* wants,
               std::vector<SegmentPtr>* segs);
-  Status CopyRecord(const ReadOp& op, const uint8_t* data, uint64_t loc, uint64_t want_key, uint8_t* row) const;
+  Status CopyRecord(const ReadOp& op, const uint8_t* data, uint32_t loc, uint64_t want_key, uint8_t* row,
+                    uint8_t* found) const;
+  // in_store[i] = whether keys[i] is in the store: from the index alone when it is sure,
+  // else by reading the candidate record.
+  Status InStore(const uint64_t* keys, size_t n, uint8_t* in_store);
+  // Visits the live records of one segment. REQUIRES: compact_mu_ held, nothing appending.
+  Status ScanLive(const Segment& seg, const std::function<void(uint64_t key, const uint8_t* row)>& visit);
 
   // --- ssd_store.cpp
   Status Recover();
+  // The location codec for segments of opts_.segment_bytes and of up to `listed` records.
+  void ChooseLocationCodec(uint64_t listed);
   Status LoadSegment(uint64_t number, uint64_t records, RecordIndex* seqs);
   Status RemoveUnlisted(const std::vector<std::string>& names, const ManifestData& m);
+  Status SlotsExhausted() const;         // no location can name another segment
   Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
   Status RollUserSegment();
@@ -97,7 +109,8 @@ class SsdStoreImpl final : public SsdStore {
   // One compaction round's outputs, being written, and the copies made into them.
   struct Round {
     struct Copy {
-      uint64_t key, from, to;  // locations: the victim's record and its copy
+      uint64_t key;
+      uint32_t from, to;  // locations: the victim's record and its copy
     };
     Round(const RecordLayout& layout, size_t buffer_bytes, uint64_t sync_epoch)
         : out(layout, buffer_bytes, &out_bytes), epoch(sync_epoch) {}
@@ -111,7 +124,7 @@ class SsdStoreImpl final : public SsdStore {
   // Copies the victims' records that must survive into new segments, then switches.
   Status Rewrite(const std::vector<SegmentPtr>& victims);
   Status CopyLive(const Segment& v, const RecordChunk& c, Round* round);
-  Status AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t from, Round* round);
+  Status AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint32_t from, Round* round);
   // Syncs the outputs, commits the manifest swap, moves the index and unlinks the victims.
   Status FinishRound(const std::vector<SegmentPtr>& victims, Round* round);
   // Deletes the round's outputs; returns st.
@@ -129,7 +142,8 @@ class SsdStoreImpl final : public SsdStore {
   std::vector<std::unique_ptr<BatchReader>> readers_;  // idle readers, guarded by readers_mu_
 
   mutable std::shared_mutex index_mu_;
-  RecordIndex index_;                        // guarded by index_mu_
+  LocationCodec codec_;                   // set by Recover
+  CompactIndex index_;                    // guarded by index_mu_
   std::vector<SegmentPtr> slots_;         // guarded by index_mu_; nullptr = free slot
   std::vector<uint32_t> free_slots_;      // guarded by index_mu_
 

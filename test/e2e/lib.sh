@@ -5,6 +5,7 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self
 export OMPI_MCA_rmaps_base_oversubscribe=1
 TRAIN="$BUILD/strata-train"
 DATAGEN="$BUILD/strata-datagen"
+INSPECT="$BUILD/strata-inspect"
 SHARED_DATA=${SHARED_DATA:-../shared/data}
 
 scratch() { mktemp -d "${TMPDIR:-/tmp}/strata-e2e.XXXXXX"; }

@@ -6,7 +6,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source test/e2e/lib.sh
-INSPECT="$BUILD/strata-inspect"
 [ -x "$INSPECT" ] || skip "$INSPECT not built"
 [ -x "$BUILD/strata-unit-tests" ] || skip "$BUILD/strata-unit-tests not built"
 dir=$(scratch)

@@ -4,14 +4,18 @@
 // filters and no compression. Workload: --keys rows of 64 bytes loaded (synced at the
 // end), then rounds of one batched get of --batch distinct keys drawn Zipf(1.05) over the
 // key space (hot ranks scattered over the keys) followed by a batched put of the same keys
-// with new values and a sync (RocksDB: a WriteBatch written with sync=true). Rounds run
+// with new values and a sync (RocksDB: a WriteBatch written with sync=true). SSD-PS writes
+// with PutKnown, told which keys it holds: by the round's get, and none while loading, as
+// the MEM-PS tells it in training (RocksDB needs no such hint: its puts are blind). Rounds run
 // until SSD-PS's compactor has completed 3 compaction cycles (a cycle: one background run
 // that picked victims, rewrote them and committed), or exactly --rounds when given; RocksDB
 // runs the same rounds on the same keys. The last line is, for scripts:
-//   ssd_bench: get_ratio=X put_ratio=Y space_amp=Z write_amp=W
-// (ratios are SSD-PS keys/s over RocksDB's; amplifications are SSD-PS's own).
+//   ssd_bench: get_ratio=X put_ratio=Y space_amp=Z write_amp=W index_bytes_per_key=I
+// (ratios are SSD-PS keys/s over RocksDB's; the rest are SSD-PS's own, the index bytes as
+// its index allocated them).
 //
 //   build/bench/ssd_bench [--keys 20000000] [--rounds 0] [--batch 200000] [--dir .]
+//                         [--compact-threshold X]
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -124,7 +128,8 @@ struct Result {
 class Workload {
  public:
   virtual ~Workload() = default;
-  virtual void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync) = 0;
+  // after_get: keys are those of the last Get (a round), else new (the load).
+  virtual void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool after_get) = 0;
   virtual void Get(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) = 0;
   virtual uint64_t Compactions() = 0;
 };
@@ -135,10 +140,11 @@ class SsdWorkload final : public Workload {
     const strata::Status st = strata::OpenSsdStore(o, &store_);
     if (!st.ok()) Die(st.ToString());
   }
-  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync) override {
+  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool after_get) override {
     rows_.resize(keys.size() * kRowBytes);
     for (size_t i = 0; i < keys.size(); ++i) FillRow(rows_.data() + i * kRowBytes, keys[i], version);
-    Check(store_->Put(keys.data(), keys.size(), rows_.data()));
+    if (!after_get) found_.assign(keys.size(), 0);
+    Check(store_->PutKnown(keys.data(), keys.size(), rows_.data(), found_.data()));
     if (sync) Check(store_->Sync());
   }
   void Get(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) override {
@@ -172,7 +178,7 @@ class RocksWorkload final : public Workload {
     if (!st.ok()) Die("rocksdb open " + dir + ": " + st.ToString());
     db_.reset(db);
   }
-  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync) override {
+  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool) override {
     rocksdb::WriteBatch batch;
     uint8_t row[kRowBytes];
     for (uint64_t k : keys) {
@@ -221,7 +227,7 @@ Result Run(Workload& w, uint64_t n, size_t batch, int rounds, int until_cycles, 
   for (uint64_t at = 0; at < n; at += batch) {
     keys.resize(std::min<uint64_t>(batch, n - at));
     std::iota(keys.begin(), keys.end(), at);
-    w.Put(keys, 0, at + batch >= n);
+    w.Put(keys, 0, at + batch >= n, false);
   }
   r.load_secs = Since(t);
   uint64_t mult = 2654435761ull;
@@ -238,7 +244,7 @@ Result Run(Workload& w, uint64_t n, size_t batch, int rounds, int until_cycles, 
     r.get_secs += Since(t);
     for (size_t i = 0; i < keys.size(); ++i) r.bad_rows += std::memcmp(rows.data() + i * kRowBytes, &keys[i], 8) != 0;
     t = Clock::now();
-    w.Put(keys, static_cast<uint64_t>(round) + 1, true);
+    w.Put(keys, static_cast<uint64_t>(round) + 1, true, true);
     r.put_secs += Since(t);
     r.gets += keys.size();
     r.puts += keys.size();
@@ -257,6 +263,8 @@ int main(int argc, char** argv) {
       "dir", "parent directory for the bench data (on the disk under test)", cxxopts::value<std::string>()->default_value("."))(
       "segment-mb", "SSD-PS segment size", cxxopts::value<uint64_t>()->default_value("64"))(
       "queue-depth", "SSD-PS reads in flight", cxxopts::value<int>()->default_value("64"))(
+      "compact-threshold", "SSD-PS stale fraction that makes a segment a victim",
+      cxxopts::value<double>()->default_value(std::to_string(strata::SsdOptions().compact_threshold)))(
       "seed", "Zipf draw seed", cxxopts::value<uint64_t>()->default_value("1"))("h,help", "usage");
   const auto args = cli.parse(argc, argv);
   if (args.count("help")) {
@@ -278,6 +286,7 @@ int main(int argc, char** argv) {
   o.segment_bytes = args["segment-mb"].as<uint64_t>() << 20;
   o.direct_io = true;
   o.queue_depth = args["queue-depth"].as<int>();
+  o.compact_threshold = args["compact-threshold"].as<double>();
   int rounds = 0;
   Result ssd;
   {
@@ -318,7 +327,7 @@ int main(int argc, char** argv) {
               ssd.write_bw / 1e9, 100.0 * ssd.write_bw / disk_bw);
   const double get_ratio = rate(ssd.gets, ssd.get_secs) / std::max(1e-9, rate(rdb.gets, rdb.get_secs));
   const double put_ratio = rate(ssd.puts, ssd.put_secs) / std::max(1e-9, rate(rdb.puts, rdb.put_secs));
-  std::printf("ssd_bench: get_ratio=%.2f put_ratio=%.2f space_amp=%.3f write_amp=%.3f\n", get_ratio, put_ratio,
-              ssd.space_amp, ssd.write_amp);
+  std::printf("ssd_bench: get_ratio=%.2f put_ratio=%.2f space_amp=%.3f write_amp=%.3f index_bytes_per_key=%.2f\n",
+              get_ratio, put_ratio, ssd.space_amp, ssd.write_amp, ssd.index_bytes_per_key);
   return ssd.bad_rows + rdb.bad_rows == 0 ? 0 : 1;
 }

@@ -48,6 +48,15 @@ class RowStore {
   // Batched upsert. keys: (n), distinct ; rows: (n, row_bytes).
   virtual Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
 
+  // Put from a caller that knows exactly which keys the store holds: in_store: (n), 1 when
+  // the store holds some version of keys[i], 0 when it holds none. The SSD-PS then skips
+  // the read a plain Put needs for a key its fingerprinted index cannot tell apart
+  // (strata/ssd/ssd_store.h); a wrong value there can lose a row. Other stores ignore it.
+  virtual Status PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) {
+    (void)in_store;
+    return Put(keys, n, rows);
+  }
+
   // Makes every Put before it durable (no-op for the in-memory store).
   virtual Status Sync() = 0;
 

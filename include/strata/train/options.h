@@ -13,6 +13,7 @@
 
 #include "strata/common/status.h"
 #include "strata/model/model_spec.h"
+#include "strata/ssd/ssd_store.h"
 
 namespace strata {
 
@@ -38,7 +39,7 @@ struct TrainOptions {
   // Tiers and pipeline.
   double mem_cache_gb = 0;          // MEM-PS budget per rank; 0: all rows in DRAM, no SSD tier
   std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank
-  double ssd_compact_threshold = 0.5;  // stale fraction that triggers compaction (about 2x space)
+  double ssd_compact_threshold = SsdOptions().compact_threshold;  // stale fraction that triggers compaction
   bool ssd_direct_io = false;       // --ssd-io direct: O_DIRECT, no page cache
   double ssd_segment_mb = 64;       // SSD-PS segment file size in MiB; the disk bound is
                                     // 2x live rows plus one segment

@@ -1,0 +1,169 @@
+// CompactIndex: fingerprinted sorted blocks with an exact overflow map (compact_index.h).
+#include "ssd/compact_index.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "strata/common/hash.h"
+
+namespace strata::ssd {
+namespace {
+
+constexpr int kTagBits = 40;
+constexpr int kFingerprintBits = 24;
+constexpr int kMinBlockBits = kTagBits - kFingerprintBits;  // every split bit is in the fingerprint
+constexpr int kMaxBlockBits = 30;
+constexpr size_t kEntryBytes = 7;           // 24-bit fingerprint above a 32-bit location
+constexpr size_t kLoadPadding = 1;          // an 8-byte load of the last entry stays inside
+constexpr size_t kSplitAt = 128;            // mean entries per block that doubles the blocks
+constexpr uint64_t kFingerprintMask = (uint64_t{1} << kFingerprintBits) - 1;
+constexpr uint64_t kEntryMask = (uint64_t{1} << (8 * kEntryBytes)) - 1;
+// An unordered_map node: next pointer, the pair, the cached hash; and its bucket pointer.
+constexpr size_t kOverflowNodeBytes = sizeof(void*) + 16 + sizeof(size_t) + sizeof(void*);
+
+uint64_t TagOf(uint64_t key) { return Mix64(key) >> (64 - kTagBits); }
+
+uint64_t LoadEntry(const uint8_t* data, uint32_t i) {
+  uint64_t v;
+  std::memcpy(&v, data + size_t{i} * kEntryBytes, sizeof(v));
+  return v & kEntryMask;
+}
+
+void StoreEntry(uint8_t* data, uint32_t i, uint64_t fingerprint, uint32_t loc) {
+  const uint64_t v = (fingerprint << 32) | loc;
+  std::memcpy(data + size_t{i} * kEntryBytes, &v, kEntryBytes);
+}
+
+uint64_t Fingerprint(uint64_t entry) { return entry >> 32; }
+uint32_t Location(uint64_t entry) { return static_cast<uint32_t>(entry); }
+
+}  // namespace
+
+CompactIndex::CompactIndex() : blocks_(size_t{1} << kMinBlockBits), block_bits_(kMinBlockBits) {}
+
+// Fingerprints are uniform over the block's range, so the entry's rank is close to its
+// proportional position: start there and step (a few entries, one or two cache lines).
+CompactIndex::Slot CompactIndex::Locate(uint64_t tag) const {
+  Block* b = const_cast<Block*>(&blocks_[tag >> (kTagBits - block_bits_)]);
+  const uint64_t fp = tag & kFingerprintMask;
+  const int low_bits = kTagBits - block_bits_;  // the fingerprint bits below the block bits
+  const uint8_t* d = b->data.get();
+  uint32_t at = static_cast<uint32_t>(((fp & ((uint64_t{1} << low_bits) - 1)) * b->count) >> low_bits);
+  while (at > 0 && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
+  while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
+  const bool found = at < b->count && Fingerprint(LoadEntry(d, at)) == fp;
+  return Slot{b, at, found};
+}
+
+bool CompactIndex::Find(uint64_t key, uint32_t* loc) const {
+  if (!overflow_.empty()) {
+    if (auto it = overflow_.find(key); it != overflow_.end()) {
+      *loc = it->second;
+      return true;
+    }
+  }
+  const Slot s = Locate(TagOf(key));
+  if (!s.found) return false;
+  *loc = Location(LoadEntry(s.block->data.get(), s.at));
+  return true;
+}
+
+bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old) {
+  if (indexed && !overflow_.empty()) {
+    if (auto it = overflow_.find(key); it != overflow_.end()) {
+      *old = it->second;
+      it->second = loc;
+      return true;
+    }
+  }
+  const uint64_t tag = TagOf(key);
+  const Slot s = Locate(tag);
+  if (!s.found) {
+    Insert(s, tag, loc);
+    return false;
+  }
+  if (!indexed) {  // another key holds this fingerprint
+    overflow_.emplace(key, loc);
+    return false;
+  }
+  *old = Location(LoadEntry(s.block->data.get(), s.at));
+  StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, loc);
+  return true;
+}
+
+bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
+  if (!overflow_.empty()) {
+    if (auto it = overflow_.find(key); it != overflow_.end()) {
+      if (it->second != from) return false;
+      it->second = to;
+      return true;
+    }
+  }
+  const uint64_t tag = TagOf(key);
+  const Slot s = Locate(tag);
+  if (!s.found || Location(LoadEntry(s.block->data.get(), s.at)) != from) return false;
+  StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, to);
+  return true;
+}
+
+void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
+  Block* b = s.block;
+  if (b->count == b->cap) Grow(b);
+  uint8_t* d = b->data.get();
+  std::memmove(d + (size_t{s.at} + 1) * kEntryBytes, d + size_t{s.at} * kEntryBytes,
+               size_t{b->count - s.at} * kEntryBytes);
+  StoreEntry(d, s.at, tag & kFingerprintMask, loc);
+  ++b->count;
+  ++size_;
+  if (size_ > (kSplitAt << block_bits_) && block_bits_ < kMaxBlockBits) Split();
+}
+
+// Grows by a sixteenth (at least 4 entries), so about 3% of the entry bytes are slack.
+void CompactIndex::Grow(Block* b) {
+  const uint32_t cap = b->cap + std::max<uint32_t>(4, b->cap / 16);
+  auto data = std::make_unique<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
+  if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
+  entry_bytes_ += size_t{cap - b->cap} * kEntryBytes + (b->cap == 0 ? kLoadPadding : 0);
+  b->data = std::move(data);
+  b->cap = cap;
+}
+
+// Block i becomes blocks 2i and 2i+1 by the fingerprint bit below the block bits; entries
+// stay sorted, so each half is a prefix or suffix of the old array.
+void CompactIndex::Split() {
+  const uint64_t bit = uint64_t{1} << (kTagBits - block_bits_ - 1);
+  std::vector<Block> next(blocks_.size() * 2);
+  entry_bytes_ = 0;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block& old = blocks_[i];
+    uint32_t cut = 0;
+    while (cut < old.count && !(Fingerprint(LoadEntry(old.data.get(), cut)) & bit)) ++cut;
+    const uint32_t parts[2][2] = {{0, cut}, {cut, old.count}};
+    for (int half = 0; half < 2; ++half) {
+      Block& nb = next[2 * i + half];
+      const uint32_t n = parts[half][1] - parts[half][0];
+      if (n == 0) continue;
+      nb.cap = n + std::max<uint32_t>(4, n / 16);
+      nb.data = std::make_unique<uint8_t[]>(size_t{nb.cap} * kEntryBytes + kLoadPadding);
+      std::memcpy(nb.data.get(), old.data.get() + size_t{parts[half][0]} * kEntryBytes, size_t{n} * kEntryBytes);
+      nb.count = n;
+      entry_bytes_ += size_t{nb.cap} * kEntryBytes + kLoadPadding;
+    }
+    old.data.reset();  // one block's copy at a time, not the whole index twice
+  }
+  blocks_ = std::move(next);
+  ++block_bits_;
+}
+
+void CompactIndex::ForEachLocation(const std::function<void(uint32_t loc)>& fn) const {
+  for (const Block& b : blocks_) {
+    for (uint32_t i = 0; i < b.count; ++i) fn(Location(LoadEntry(b.data.get(), i)));
+  }
+  for (const auto& [key, loc] : overflow_) fn(loc);
+}
+
+size_t CompactIndex::bytes() const {
+  return blocks_.size() * sizeof(Block) + entry_bytes_ + overflow_.size() * kOverflowNodeBytes;
+}
+
+}  // namespace strata::ssd

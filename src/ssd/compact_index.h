@@ -1,0 +1,80 @@
+// CompactIndex: the SSD-PS DRAM index, key -> location (location.h) of the key's newest
+// record, in about 7.4 bytes per key where a table of keys would take 20 or more.
+//
+// Layout. A key's 64-bit Mix64 hash gives a 40-bit tag; the top D bits of the tag pick one
+// of 2^D blocks (D >= 16, grown by one when blocks average over kSplitAt entries), and each
+// block is a sorted array of 7-byte entries: the tag's low 24 bits (the fingerprint) and
+// the 32-bit location. Keys whose block and fingerprint equal a key already indexed (about
+// n / 2^40 of inserts: 2 in 10^5 at 20M keys) are kept whole in a small exact overflow map
+// instead, so within a block a fingerprint names at most one key.
+//
+// What a fingerprint cannot tell is whether a key is the one indexed or a different key
+// with the same fingerprint. Two rules make the answers exact anyway:
+//   - Find returns a *candidate*: the location of key's record when key is indexed, and
+//     otherwise possibly another key's. The caller reads the record and compares its key
+//     (every record holds its key), so a Get of an absent key costs a read only on a
+//     fingerprint match.
+//   - Upsert is told by its caller whether key is indexed (`indexed`). Then a fingerprint
+//     match is key's own entry when indexed, and a different key (key goes to the
+//     overflow map) when not, with no disk read. A caller that does not know must find
+//     out first (SsdStore reads the candidate record). A wrong `indexed` loses a row.
+// Locations are unique to records, so "the entry of key pointing at `from`" (ReplaceIf) is
+// exact without the key.
+//
+// No deletion: SSD-PS rows are superseded, never removed.
+//
+// Thread safety: none; SsdStore guards it with its index lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace strata::ssd {
+
+class CompactIndex {
+ public:
+  CompactIndex();
+
+  // The candidate location of key (see above); false when key is certainly absent.
+  bool Find(uint64_t key, uint32_t* loc) const;
+  // Points key at loc. indexed: whether key already has an entry (see above). Returns
+  // whether it had one, and then its previous location in *old.
+  bool Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old);
+  // Moves key's entry from `from` to `to` if it points at `from`; returns whether it did.
+  bool ReplaceIf(uint64_t key, uint32_t from, uint32_t to);
+  // Visits every entry's location.
+  void ForEachLocation(const std::function<void(uint32_t loc)>& fn) const;
+
+  size_t size() const { return size_ + overflow_.size(); }
+  // Bytes allocated: the block table, the entry arrays and the overflow map's nodes.
+  size_t bytes() const;
+
+ private:
+  struct Block {
+    std::unique_ptr<uint8_t[]> data;  // cap entries of kEntryBytes, + padding for 8-byte loads
+    uint32_t count = 0;
+    uint32_t cap = 0;
+  };
+  struct Slot {  // where a tag's entry is, or would go, in its block
+    Block* block;
+    uint32_t at;
+    bool found;
+  };
+
+  Slot Locate(uint64_t tag) const;
+  void Insert(const Slot& s, uint64_t tag, uint32_t loc);
+  void Grow(Block* b);
+  void Split();  // doubles the blocks
+
+  std::vector<Block> blocks_;
+  int block_bits_;
+  size_t size_ = 0;  // entries in blocks
+  size_t entry_bytes_ = 0;  // allocated in blocks
+  std::unordered_map<uint64_t, uint32_t> overflow_;
+};
+
+}  // namespace strata::ssd
