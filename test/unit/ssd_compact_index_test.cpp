@@ -1,5 +1,6 @@
 // CompactIndex (src/ssd/compact_index.h) against an exact map, including keys whose
-// fingerprints collide, block splits, and its bytes per key; LocationCodec's packing.
+// fingerprints collide, block splits, and its bytes per key; LocationCodec's packing; and
+// an SSD-PS holding two colliding keys through gets, puts, compaction and recovery.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "ssd/compact_index.h"
 #include "ssd/location.h"
+#include "ssd_test_util.h"
 #include "strata/common/hash.h"
 
 namespace strata::ssd {
@@ -99,6 +101,33 @@ TEST_CASE("ssd: compact index reports absent keys without a candidate") {
   int candidates = 0;
   for (uint64_t k = 0; k < 1000; ++k) candidates += index.Find(k * 3 + 1, &loc);
   CHECK(candidates == 0);  // 1000 x 1000 / 2^40: a match would be a bug here
+}
+
+TEST_CASE("ssd: a store tells colliding keys apart by the keys in their records") {
+  using namespace ssd_test;
+  const auto [a, b] = CollidingKeys();
+  TempDir dir;
+  const SsdOptions o = SmallOptions(dir.store(), 24);
+  Model model;
+  {
+    std::unique_ptr<SsdStore> store;
+    REQUIRE(OpenSsdStore(o, &store).ok());
+    PutRows(*store, {a}, 1, &model);
+    ExpectMatches(*store, model, {b});       // b's candidate is a's record: not b
+    PutRows(*store, {b}, 1, &model);         // plain Put reads a's record: b is new
+    ExpectMatches(*store, model);
+    PutRows(*store, {a, b}, 2, &model);      // overwrites, each its own entry
+    for (uint64_t v = 3; v < 4000; ++v) PutRows(*store, {a}, v, &model);  // stale segments
+    REQUIRE(store->Sync().ok());  // durable mode compacts synced segments only
+    REQUIRE(store->CompactNow().ok());
+    REQUIRE(store->stats().compactions > 0);
+    ExpectMatches(*store, model);
+    REQUIRE(store->Sync().ok());
+  }
+  std::unique_ptr<SsdStore> reopened;
+  REQUIRE(OpenSsdStore(o, &reopened).ok());
+  ExpectMatches(*reopened, model);
+  CHECK(reopened->num_keys() == 2);
 }
 
 }  // namespace strata::ssd
