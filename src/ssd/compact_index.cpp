@@ -18,8 +18,8 @@ constexpr size_t kLoadPadding = 1;          // an 8-byte load of the last entry 
 constexpr size_t kSplitAt = 128;            // mean entries per block that doubles the blocks
 constexpr uint64_t kFingerprintMask = (uint64_t{1} << kFingerprintBits) - 1;
 constexpr uint64_t kEntryMask = (uint64_t{1} << (8 * kEntryBytes)) - 1;
-// An unordered_map node: next pointer, the pair, the cached hash; and its bucket pointer.
-constexpr size_t kOverflowNodeBytes = sizeof(void*) + 16 + sizeof(size_t) + sizeof(void*);
+// An unordered_map node as libstdc++ allocates it: next pointer, the pair, the cached hash.
+constexpr size_t kOverflowNodeBytes = sizeof(void*) + sizeof(std::pair<const uint64_t, uint32_t>) + sizeof(size_t);
 
 uint64_t TagOf(uint64_t key) { return Mix64(key) >> (64 - kTagBits); }
 
@@ -35,6 +35,8 @@ void StoreEntry(uint8_t* data, uint32_t i, uint64_t fingerprint, uint32_t loc) {
 }
 
 uint64_t Fingerprint(uint64_t entry) { return entry >> 32; }
+// Capacity for n entries: a sixteenth (at least 4 entries) of slack, about 3% of the bytes.
+uint32_t CapacityFor(uint32_t n) { return n + std::max<uint32_t>(4, n / 16); }
 uint32_t Location(uint64_t entry) { return static_cast<uint32_t>(entry); }
 
 }  // namespace
@@ -55,12 +57,20 @@ CompactIndex::Slot CompactIndex::Locate(uint64_t tag) const {
   return Slot{b, at, found};
 }
 
+uint32_t* CompactIndex::Overflowed(uint64_t key) {
+  if (overflow_.empty()) return nullptr;  // the usual case: no hashing
+  auto it = overflow_.find(key);
+  return it == overflow_.end() ? nullptr : &it->second;
+}
+
+const uint32_t* CompactIndex::Overflowed(uint64_t key) const {
+  return const_cast<CompactIndex*>(this)->Overflowed(key);
+}
+
 bool CompactIndex::Find(uint64_t key, uint32_t* loc) const {
-  if (!overflow_.empty()) {
-    if (auto it = overflow_.find(key); it != overflow_.end()) {
-      *loc = it->second;
-      return true;
-    }
+  if (const uint32_t* o = Overflowed(key)) {
+    *loc = *o;
+    return true;
   }
   const Slot s = Locate(TagOf(key));
   if (!s.found) return false;
@@ -69,12 +79,10 @@ bool CompactIndex::Find(uint64_t key, uint32_t* loc) const {
 }
 
 bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old) {
-  if (indexed && !overflow_.empty()) {
-    if (auto it = overflow_.find(key); it != overflow_.end()) {
-      *old = it->second;
-      it->second = loc;
-      return true;
-    }
+  if (uint32_t* o = indexed ? Overflowed(key) : nullptr) {
+    *old = *o;
+    *o = loc;
+    return true;
   }
   const uint64_t tag = TagOf(key);
   const Slot s = Locate(tag);
@@ -92,12 +100,10 @@ bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* ol
 }
 
 bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
-  if (!overflow_.empty()) {
-    if (auto it = overflow_.find(key); it != overflow_.end()) {
-      if (it->second != from) return false;
-      it->second = to;
-      return true;
-    }
+  if (uint32_t* o = Overflowed(key)) {
+    if (*o != from) return false;
+    *o = to;
+    return true;
   }
   const uint64_t tag = TagOf(key);
   const Slot s = Locate(tag);
@@ -108,7 +114,7 @@ bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
 
 void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
   Block* b = s.block;
-  if (b->count == b->cap) Grow(b);
+  if (b->count == b->cap) Reserve(b, CapacityFor(b->cap));
   uint8_t* d = b->data.get();
   std::memmove(d + (size_t{s.at} + 1) * kEntryBytes, d + size_t{s.at} * kEntryBytes,
                size_t{b->count - s.at} * kEntryBytes);
@@ -118,12 +124,11 @@ void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
   if (size_ > (kSplitAt << block_bits_) && block_bits_ < kMaxBlockBits) Split();
 }
 
-// Grows by a sixteenth (at least 4 entries), so about 3% of the entry bytes are slack.
-void CompactIndex::Grow(Block* b) {
-  const uint32_t cap = b->cap + std::max<uint32_t>(4, b->cap / 16);
+void CompactIndex::Reserve(Block* b, uint32_t cap) {
   auto data = std::make_unique<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
   if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
-  entry_bytes_ += size_t{cap - b->cap} * kEntryBytes + (b->cap == 0 ? kLoadPadding : 0);
+  entry_bytes_ += size_t{cap} * kEntryBytes + kLoadPadding;
+  if (b->data != nullptr) entry_bytes_ -= size_t{b->cap} * kEntryBytes + kLoadPadding;
   b->data = std::move(data);
   b->cap = cap;
 }
@@ -133,21 +138,19 @@ void CompactIndex::Grow(Block* b) {
 void CompactIndex::Split() {
   const uint64_t bit = uint64_t{1} << (kTagBits - block_bits_ - 1);
   std::vector<Block> next(blocks_.size() * 2);
-  entry_bytes_ = 0;
+  entry_bytes_ = 0;  // counted again as the halves are reserved
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block& old = blocks_[i];
     uint32_t cut = 0;
     while (cut < old.count && !(Fingerprint(LoadEntry(old.data.get(), cut)) & bit)) ++cut;
     const uint32_t parts[2][2] = {{0, cut}, {cut, old.count}};
     for (int half = 0; half < 2; ++half) {
-      Block& nb = next[2 * i + half];
       const uint32_t n = parts[half][1] - parts[half][0];
       if (n == 0) continue;
-      nb.cap = n + std::max<uint32_t>(4, n / 16);
-      nb.data = std::make_unique<uint8_t[]>(size_t{nb.cap} * kEntryBytes + kLoadPadding);
+      Block& nb = next[2 * i + half];
+      Reserve(&nb, CapacityFor(n));
       std::memcpy(nb.data.get(), old.data.get() + size_t{parts[half][0]} * kEntryBytes, size_t{n} * kEntryBytes);
       nb.count = n;
-      entry_bytes_ += size_t{nb.cap} * kEntryBytes + kLoadPadding;
     }
     old.data.reset();  // one block's copy at a time, not the whole index twice
   }
@@ -163,7 +166,8 @@ void CompactIndex::ForEachLocation(const std::function<void(uint32_t loc)>& fn) 
 }
 
 size_t CompactIndex::bytes() const {
-  return blocks_.size() * sizeof(Block) + entry_bytes_ + overflow_.size() * kOverflowNodeBytes;
+  return blocks_.size() * sizeof(Block) + entry_bytes_ + overflow_.size() * kOverflowNodeBytes +
+         (overflow_.empty() ? 0 : overflow_.bucket_count() * sizeof(void*));
 }
 
 }  // namespace strata::ssd

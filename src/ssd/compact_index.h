@@ -50,7 +50,7 @@ class CompactIndex {
   void ForEachLocation(const std::function<void(uint32_t loc)>& fn) const;
 
   size_t size() const { return size_ + overflow_.size(); }
-  // Bytes allocated: the block table, the entry arrays and the overflow map's nodes.
+  // Bytes allocated: the block table, the entry arrays, the overflow map's nodes and buckets.
   size_t bytes() const;
 
  private:
@@ -66,8 +66,12 @@ class CompactIndex {
   };
 
   Slot Locate(uint64_t tag) const;
+  // key's location in the overflow map, or nullptr.
+  uint32_t* Overflowed(uint64_t key);
+  const uint32_t* Overflowed(uint64_t key) const;
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
-  void Grow(Block* b);
+  // Gives b room for `cap` entries, keeping its count entries.
+  void Reserve(Block* b, uint32_t cap);
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;

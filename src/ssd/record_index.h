@@ -5,7 +5,7 @@
 // KeyIndex is another thing: keys numbered densely.) No deletion. The key ~0 (the empty
 // marker) lives in a side slot.
 //
-// Thread safety: none; SsdStore guards it with its index lock.
+// Thread safety: none; recovery uses it on the opening thread only.
 #pragma once
 
 #include <cstddef>

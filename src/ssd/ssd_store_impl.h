@@ -3,7 +3,8 @@
 // ssd_compaction.cpp the background compaction and the manifest commit they share.
 //
 // Locks, always taken in this order when nested:
-//   compact_mu_   one compaction at a time (background thread or CompactNow).
+//   compact_mu_   one compaction at a time (background thread or CompactNow); Scan
+//                 holds it too, so no record moves under a scan.
 //   manifest_mu_  serializes manifest commits (Sync, compaction) and the segment-set
 //                 changes that go with them; held across the commit's file I/O.
 //   index_mu_     (shared) index_, slots_ and every Segment::live. Gets hold it shared
