@@ -19,10 +19,13 @@
 #                     pass (as the trainer runs it) and without (skipped when absent)
 #   pipeline          strata-train with the pipeline on and off on a run whose pulls read the
 #                     SSD-PS and take about as long as training: speedup and overlap efficiency
-#   larger_than_memory  a BENCH_LTM_GB (default 8) GiB model trained with --mem-cache-gb 1 (and
-#                     --ssd-io direct, so the page cache holds none of it either) and
-#                     with every row in DRAM: examples/s ratio, peak RSS, equal eval AUC (about
-#                     5 minutes; needs 2x the model on disk; leave it out of BENCH_SECTIONS to skip)
+#   larger_than_memory  two models larger than their cache, each trained with a small
+#                     --mem-cache-gb (and --ssd-io direct) and with every row in DRAM:
+#                     examples/s ratio, peak RSS, DRAM bytes a row held, equal eval AUC. Criteo-
+#                     sized rows: a BENCH_LTM_GB (default 4) GiB model of dim-16 rows, 0.5 GB
+#                     cache, Zipf-1 keys; 1 KB rows: BENCH_LTM_KB_GB (default 8) GiB of dim-128
+#                     rows, 1 GB cache (about 12 minutes; needs 2x each model on disk; leave
+#                     it out of BENCH_SECTIONS to skip)
 #
 # Knobs (environment): BENCH_RUNS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
 # to run, space-separated; default all).
@@ -268,52 +271,75 @@ section_pipeline() {
   summary_add "pipeline off: pull_s / train_s a pass" "$(ratio "$(median ${pull[off]})" "$(median ${train[off]})")"
 }
 
-section_larger_than_memory() {
-  local gb=${BENCH_LTM_GB:-8} dim=128
-  local row_bytes=$(( 2 * dim * 4 + 8 ))
-  # 26 slots, 5% of them empty: 24.7 keys an example, almost all distinct at this cardinality
-  # and skew, so the model has rows x 24.7 keys (2% spare).
-  local rows keys_bytes
-  rows=$(awk -v g="$gb" -v b="$row_bytes" 'BEGIN {printf "%d", g * 2^30 / b / 24.7 * 1.02 + 1}')
+# last_pass_field JSONL KEY: KEY of the last per-pass record.
+last_pass_field() {
+  "$PY" -c "import json
+print([r for r in map(json.loads, open('$1')) if r['type'] == 'pass'][-1]['$2'])"
+}
+
+# ltm_case NAME GIB DIM CACHE_GB ZIPF KEYS_PER_ROW PASS_EXAMPLES: one larger-than-memory case,
+# a GIB GiB model of dim-DIM rows trained with --mem-cache-gb CACHE_GB (and --ssd-io direct,
+# so the page cache holds none of it either) and with every row in DRAM, 1 rank. The data
+# has about KEYS_PER_ROW distinct keys a training row at this cardinality and skew, which
+# sizes the training set (2% spare).
+ltm_case() {
+  local name=$1 gb=$2 dim=$3 cache=$4 zipf=$5 keys_per_row=$6 pass=$7
+  local row_bytes=$(( 2 * dim * 4 + 8 )) rows keys_bytes
+  rows=$(awk -v g="$gb" -v b="$row_bytes" -v k="$keys_per_row" 'BEGIN {printf "%d", g * 2^30 / b / k * 1.02 + 1}')
   keys_bytes=$(awk -v g="$gb" 'BEGIN {printf "%.0f", g * 2^30}')
-  echo "== larger than memory: $gb GiB of $row_bytes B rows, --mem-cache-gb 1 --ssd-io direct vs every row in DRAM, 1 rank"
+  echo "  -- $name: $gb GiB of $row_bytes B rows (Zipf $zipf), --mem-cache-gb $cache --ssd-io direct vs every row in DRAM"
   local dir avail mem
   dir=$(disk_dir ltm-ssd)
   avail=$(df --output=avail -B1 "$dir" | tail -1)
   mem=$(awk '/^MemAvailable:/ {printf "%.0f", $2 * 1024}' /proc/meminfo)
-  if [ "$avail" -lt $(( 2 * keys_bytes + (1 << 30) )) ] || [ "$mem" -lt $(( keys_bytes * 13 / 10 + (2 << 30) )) ]; then
-    echo "  skipped: needs 2x the model on disk ($((avail >> 30)) GiB free) and 1.3x it plus 2 GiB of DRAM ($((mem >> 30)) GiB available)"
+  if [ "$avail" -lt $(( 2 * keys_bytes + (2 << 30) )) ] || [ "$mem" -lt $(( keys_bytes * 13 / 10 + (3 << 30) )) ]; then
+    echo "  skipped: needs 2x the model on disk ($((avail >> 30)) GiB free) and 1.3x it plus 3 GiB of DRAM ($((mem >> 30)) GiB available)"
     rm -rf "$dir"
-    summary_add "larger than memory: cached / in DRAM (examples/s)" "skipped (no room)"
+    summary_add "larger than memory, $name: cached / in DRAM (examples/s)" "skipped (no room)"
     return 0
   fi
-  local data=$WORK/ltm
+  local data=$WORK/ltm-$name
   "$DATAGEN" --out-dir "$data" --train-rows "$rows" --eval-rows 20000 --cardinality $(( 1 << 40 )) \
-    --zipf 0.5 --seed 7 | sed 's/^/  datagen: /'
-  # Passes of 5000 examples keep each pass's working set near 130 MB.
-  local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim "$dim" --mlp 64,32
-               --batch-size 1000 --pass-examples 5000 --threads 2)
-  # O_DIRECT SSD-PS files: the page cache holds none of the model either (its pages would
-  # not show in the RSS, but they are memory all the same).
-  run_strata 1 "$WORK/ltm-cached.log" "$WORK/ltm-cached.jsonl" "${flags[@]}" --mem-cache-gb 1 --ssd-dir "$dir" \
-    --ssd-io direct
+    --zipf "$zipf" --seed 7 | sed 's/^/  datagen: /'
+  local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim "$dim" --mlp 128,64
+               --batch-size 1024 --pass-examples "$pass" --threads 2)
+  run_strata 1 "$WORK/ltm-$name-cached.log" "$WORK/ltm-$name-cached.jsonl" "${flags[@]}" --mem-cache-gb "$cache" \
+    --ssd-dir "$dir" --ssd-io direct
   rm -rf "$dir"
-  run_strata 1 "$WORK/ltm-dram.log" "$WORK/ltm-dram.jsonl" "${flags[@]}" --mem-cache-gb 0
-  local -A eps=() rss=() auc=()
-  local run keys
+  run_strata 1 "$WORK/ltm-$name-dram.log" "$WORK/ltm-$name-dram.jsonl" "${flags[@]}" --mem-cache-gb 0
+  rm -rf "$data"
+  local -A eps=() rss=() auc=() per_row=()
+  local run keys read
   for run in cached dram; do
-    eps[$run]=$(json_field "$WORK/ltm-$run.jsonl" examples_per_s)
-    rss[$run]=$(json_field "$WORK/ltm-$run.jsonl" peak_rss_bytes)
-    auc[$run]=$(json_field "$WORK/ltm-$run.jsonl" eval_auc)
+    local m=$WORK/ltm-$name-$run.jsonl
+    eps[$run]=$(json_field "$m" examples_per_s)
+    rss[$run]=$(json_field "$m" peak_rss_bytes)
+    auc[$run]=$(json_field "$m" eval_auc)
+    per_row[$run]=$(last_pass_field "$m" dram_bytes_per_row)  # the cache is full by then
   done
-  keys=$(json_field "$WORK/ltm-cached.jsonl" keys)
-  printf '  model: %s keys x %s B = %.2f GiB of rows\n' "$keys" "$row_bytes" "$(awk -v k="$keys" -v b="$row_bytes" 'BEGIN {print k * b / 2^30}')"
-  printf '  %-22s %7.0f examples/s  peak RSS %5.2f GB  eval AUC %s\n' \
-    "--mem-cache-gb 1" "${eps[cached]}" "$(awk -v r="${rss[cached]}" 'BEGIN {print r / 1e9}')" "${auc[cached]}" \
-    "every row in DRAM" "${eps[dram]}" "$(awk -v r="${rss[dram]}" 'BEGIN {print r / 1e9}')" "${auc[dram]}"
-  summary_add "larger than memory: cached / in DRAM (examples/s; bar 0.5)" "$(ratio "${eps[cached]}" "${eps[dram]}")"
-  summary_add "larger than memory: peak RSS cached, GB (bar < 3)" "$(awk -v r="${rss[cached]}" 'BEGIN {printf "%.2f", r / 1e9}')"
-  summary_add "larger than memory: eval AUC cached == in DRAM" "$([ "${auc[cached]}" = "${auc[dram]}" ] && echo yes || echo "no (${auc[cached]} vs ${auc[dram]})")"
+  keys=$(json_field "$WORK/ltm-$name-cached.jsonl" keys)
+  read=$("$PY" -c "import json; print(sum(r.get('ssd_rows_read', 0) for r in map(json.loads, open('$WORK/ltm-$name-cached.jsonl')) if r['type'] == 'pass'))")
+  printf '  model: %s keys x %s B = %.2f GiB of rows; the cached run read %s rows back from the SSD-PS\n' \
+    "$keys" "$row_bytes" "$(awk -v k="$keys" -v b="$row_bytes" 'BEGIN {print k * b / 2^30}')" "$read"
+  printf '  %-22s %7.0f examples/s  peak RSS %5.2f GB  DRAM %5.1f B a row held (%.2fx)  eval AUC %s\n' \
+    "--mem-cache-gb $cache" "${eps[cached]}" "$(awk -v r="${rss[cached]}" 'BEGIN {print r / 1e9}')" \
+    "${per_row[cached]}" "$(ratio "${per_row[cached]}" "$row_bytes")" "${auc[cached]}" \
+    "every row in DRAM" "${eps[dram]}" "$(awk -v r="${rss[dram]}" 'BEGIN {print r / 1e9}')" \
+    "${per_row[dram]}" "$(ratio "${per_row[dram]}" "$row_bytes")" "${auc[dram]}"
+  summary_add "larger than memory, $name: cached / in DRAM (examples/s)" "$(ratio "${eps[cached]}" "${eps[dram]}")"
+  summary_add "larger than memory, $name: peak RSS cached, GB" "$(awk -v r="${rss[cached]}" 'BEGIN {printf "%.2f", r / 1e9}')"
+  summary_add "larger than memory, $name: DRAM a cached row / row bytes" "$(ratio "${per_row[cached]}" "$row_bytes")"
+  summary_add "larger than memory, $name: DRAM a stored row / row bytes" "$(ratio "${per_row[dram]}" "$row_bytes")"
+  summary_add "larger than memory, $name: eval AUC cached == in DRAM" "$([ "${auc[cached]}" = "${auc[dram]}" ] && echo yes || echo "no (${auc[cached]} vs ${auc[dram]})")"
+}
+
+# Criteo-sized rows (dim 16) on a Zipf-1 key stream, where rows come back from the SSD-PS
+# (bars: cached/DRAM >= 0.9, peak RSS < 1.5 GB, equal AUC); then 1 KB rows (dim 128) on a
+# stream of nearly all new keys (bars 0.5 and 3 GB).
+section_larger_than_memory() {
+  echo "== larger than memory, 1 rank"
+  ltm_case criteo "${BENCH_LTM_GB:-4}" 16 0.5 1.0 14.5 25000
+  ltm_case 1kb "${BENCH_LTM_KB_GB:-8}" 128 1 0.5 24.7 5000
 }
 
 # ---- main -------------------------------------------------------------------------------------

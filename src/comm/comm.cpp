@@ -92,18 +92,36 @@ Status Comm::AllToAll(std::vector<std::string>&& send, std::vector<std::string>*
     send.clear();
     return Status::OK();
   }
-  return AllToAll(static_cast<const std::vector<std::string>&>(send), recv);
+  std::vector<int> counts;
+  std::string packed;
+  STRATA_RETURN_IF_ERROR(Pack(send, &counts, &packed));
+  std::vector<std::string>().swap(send);  // at most two copies of the data live at once
+  return AllToAllPacked(std::move(packed), counts, recv);
 }
 
 Status Comm::AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv) {
-  std::vector<int> send_counts(size_), recv_counts(size_), send_displs(size_), recv_displs(size_);
-  int64_t total = 0;
-  for (int r = 0; r < size_; ++r) {
-    send_displs[r] = static_cast<int>(total);
-    send_counts[r] = static_cast<int>(send[r].size());
-    total += send_counts[r];
+  std::vector<int> counts;
+  std::string packed;
+  STRATA_RETURN_IF_ERROR(Pack(send, &counts, &packed));
+  return AllToAllPacked(std::move(packed), counts, recv);
+}
+
+Status Comm::Pack(const std::vector<std::string>& send, std::vector<int>* counts, std::string* packed) {
+  size_t total = 0;
+  for (const std::string& s : send) total += s.size();
+  if (total > static_cast<size_t>(std::numeric_limits<int>::max())) return Status::CommError("all-to-all over 2 GiB");
+  counts->clear();
+  packed->reserve(total);
+  for (const std::string& s : send) {
+    counts->push_back(static_cast<int>(s.size()));
+    *packed += s;
   }
-  if (total > std::numeric_limits<int>::max()) return Status::CommError("all-to-all over 2 GiB");
+  return Status::OK();
+}
+
+Status Comm::AllToAllPacked(std::string packed, const std::vector<int>& send_counts, std::vector<std::string>* recv) {
+  std::vector<int> recv_counts(size_), send_displs(size_), recv_displs(size_);
+  for (int r = 1; r < size_; ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
   STRATA_RETURN_IF_ERROR(Check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1,
                                             MPI_INT, handle_->comm), "MPI_Alltoall"));
   int64_t recv_total = 0;
@@ -112,15 +130,13 @@ Status Comm::AllToAll(const std::vector<std::string>& send, std::vector<std::str
     recv_total += recv_counts[r];
   }
   if (recv_total > std::numeric_limits<int>::max()) return Status::CommError("all-to-all over 2 GiB");
-  std::string send_buf;
-  send_buf.reserve(static_cast<size_t>(total));
-  for (const std::string& s : send) send_buf += s;
   std::string recv_buf(static_cast<size_t>(recv_total), '\0');
   STRATA_RETURN_IF_ERROR(Check(
-      MPI_Alltoallv(send_buf.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+      MPI_Alltoallv(packed.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
                     recv_buf.data(), recv_counts.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
       "MPI_Alltoallv"));
-  bytes_sent_ += static_cast<uint64_t>(total - send_counts[rank_]);
+  bytes_sent_ += static_cast<uint64_t>(packed.size()) - static_cast<uint64_t>(send_counts[rank_]);
+  std::string().swap(packed);
   recv->resize(size_);
   for (int r = 0; r < size_; ++r) (*recv)[r].assign(recv_buf, recv_displs[r], recv_counts[r]);
   return Status::OK();

@@ -32,25 +32,41 @@ void PutGradRecord(std::string* out, uint64_t key, uint32_t count, const float* 
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
     : comm_(comm), server_(server), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
 
-Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
-                                   std::vector<std::vector<size_t>>* position) {
+Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked) {
   const int ranks = comm_->size();
   std::vector<std::string> send(ranks), recv;
-  if (position) position->assign(ranks, {});
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const int owner = OwnerRank(keys[i], ranks);
-    wire::Put(&send[owner], keys[i]);
-    if (position) (*position)[owner].push_back(i);
-  }
+  for (uint64_t key : keys) wire::Put(&send[OwnerRank(key, ranks)], key);
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
   asked->clear();
   for (const std::string& r : recv) asked->push_back(DecodeKeys(r));
   return Status::OK();
 }
 
+void ParamExchange::GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin) const {
+  const int ranks = comm_->size();
+  begin->assign(ranks + 1, 0);
+  if (ranks == 1) {
+    (*begin)[1] = keys->size();
+    return;
+  }
+  for (uint64_t key : *keys) ++(*begin)[OwnerRank(key, ranks) + 1];
+  for (int r = 0; r < ranks; ++r) (*begin)[r + 1] += (*begin)[r];
+  std::vector<size_t> at(begin->begin(), begin->end() - 1);
+  std::vector<uint64_t> grouped(keys->size());
+  for (uint64_t key : *keys) grouped[at[OwnerRank(key, ranks)]++] = key;
+  keys->swap(grouped);
+}
+
+void ParamExchange::KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin,
+                                size_t header_bytes, PulledRows* rows) {
+  rows->parts_ = std::move(recv);
+  rows->begin_ = begin;
+  rows->header_bytes_ = header_bytes;
+}
+
 Status ParamExchange::Announce(int pass, const std::vector<uint64_t>& keys) {
   std::vector<std::vector<uint64_t>> asked;
-  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, nullptr));
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked));
   for (const std::vector<uint64_t>& told : asked) {
     STRATA_RETURN_IF_ERROR(server_->Announce(pass, told.data(), told.size()));
   }
@@ -66,7 +82,9 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   for (const auto& a : asked) asked_total += a.size();
   auto owned = std::make_shared<KeyIndex>();
   owned->Reset(asked_total);
-  std::vector<std::vector<int>> subs;  // per owned key, subscriber ranks in ascending order
+  std::vector<uint32_t> slot_of;      // per asked key, in rank order: its owned slot
+  std::vector<uint32_t> subscribers;  // per owned slot
+  slot_of.reserve(asked_total);
   reply->assign(asked.size(), std::string());
   Status local;
   for (size_t r = 0; r < asked.size(); ++r) {
@@ -77,28 +95,32 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
     if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data());
     for (size_t i = 0; i < n; ++i) {
       auto [slot, fresh] = owned->Insert(asked[r][i]);
-      if (fresh) subs.emplace_back();
-      pairs[2 * i] = subs[slot].empty();
+      if (fresh) subscribers.push_back(0);
+      pairs[2 * i] = subscribers[slot] == 0;
       pairs[2 * i + 1] = held[i];
-      subs[slot].push_back(static_cast<int>(r));
+      ++subscribers[slot];
+      slot_of.push_back(slot);
     }
   }
-  routing->sub_begin_.assign(1, 0);
-  routing->sub_ranks_.clear();
-  for (const std::vector<int>& s : subs) {
-    routing->sub_ranks_.insert(routing->sub_ranks_.end(), s.begin(), s.end());
-    routing->sub_begin_.push_back(static_cast<uint32_t>(routing->sub_ranks_.size()));
+  // Subscriber lists (CSR), each in ascending rank order.
+  routing->sub_begin_.assign(subscribers.size() + 1, 0);
+  for (size_t s = 0; s < subscribers.size(); ++s) routing->sub_begin_[s + 1] = routing->sub_begin_[s] + subscribers[s];
+  std::vector<uint32_t> fill(routing->sub_begin_.begin(), routing->sub_begin_.end() - 1);
+  routing->sub_ranks_.resize(asked_total);
+  size_t at = 0;
+  for (size_t r = 0; r < asked.size(); ++r) {
+    for (size_t i = 0; i < asked[r].size(); ++i) routing->sub_ranks_[fill[slot_of[at++]]++] = static_cast<int>(r);
   }
   routing->owned_ = owned;
   if (local.ok()) server_->Hold(pass, std::move(owned));
   return local;
 }
 
-Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uint8_t>* rows,
-                           std::vector<uint8_t>* held, PassRouting* routing) {
+Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, PulledRows* rows, std::vector<uint8_t>* held,
+                           PassRouting* routing) {
+  GroupByOwner(&keys, &routing->owner_begin_);
   std::vector<std::vector<uint64_t>> asked;
-  std::vector<std::vector<size_t>> position;  // where each sent key's row goes
-  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, &position));
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked));
   std::vector<std::string> reply, recv;
   const Status served = ServePull(pass, asked, routing, &reply);
   asked.clear();
@@ -106,28 +128,26 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   STRATA_RETURN_IF_ERROR(served);
 
   routing->pass_ = pass;
-  routing->returner_.assign(keys.size(), 0);
-  rows->resize(keys.size() * row_bytes_);
-  held->assign(keys.size(), 0);
+  routing->returner_.resize(keys.size());
+  held->resize(keys.size());
+  const std::vector<size_t>& begin = routing->owner_begin_;
   for (size_t r = 0; r < recv.size(); ++r) {
     const auto* pairs = reinterpret_cast<const uint8_t*>(recv[r].data());
-    const uint8_t* served_rows = pairs + 2 * position[r].size();
-    for (size_t j = 0; j < position[r].size(); ++j) {
-      const size_t i = position[r][j];
-      routing->returner_[i] = pairs[2 * j];
-      (*held)[i] = pairs[2 * j + 1];
-      std::memcpy(rows->data() + i * row_bytes_, served_rows + j * row_bytes_, row_bytes_);
+    for (size_t j = 0; j < begin[r + 1] - begin[r]; ++j) {
+      routing->returner_[begin[r] + j] = pairs[2 * j];
+      (*held)[begin[r] + j] = pairs[2 * j + 1];
     }
-    std::string().swap(recv[r]);
   }
+  KeepReplies(std::move(recv), begin, 2, rows);
   routing->keys_ = std::move(keys);
   return Status::OK();
 }
 
-Status ParamExchange::PullReadOnly(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) {
+Status ParamExchange::PullReadOnly(std::vector<uint64_t>* keys, PulledRows* rows) {
+  std::vector<size_t> begin;
+  GroupByOwner(keys, &begin);
   std::vector<std::vector<uint64_t>> asked;
-  std::vector<std::vector<size_t>> position;
-  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, &position));
+  STRATA_RETURN_IF_ERROR(KeysToOwners(*keys, &asked));
   std::vector<std::string> reply(asked.size()), recv;
   Status local;
   for (size_t r = 0; r < asked.size(); ++r) {
@@ -138,12 +158,7 @@ Status ParamExchange::PullReadOnly(const std::vector<uint64_t>& keys, std::vecto
   }
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
   STRATA_RETURN_IF_ERROR(local);
-  rows->resize(keys.size() * row_bytes_);
-  for (size_t r = 0; r < recv.size(); ++r) {
-    for (size_t j = 0; j < position[r].size(); ++j) {
-      std::memcpy(rows->data() + position[r][j] * row_bytes_, recv[r].data() + j * row_bytes_, row_bytes_);
-    }
-  }
+  KeepReplies(std::move(recv), begin, 0, rows);
   return Status::OK();
 }
 
@@ -225,23 +240,27 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
   return Status::OK();
 }
 
-// On the wire each owner's part is its keys, then their rows, so the owner stores
-// straight from the received bytes.
-Status ParamExchange::PushBack(const PassRouting& routing, std::vector<uint8_t>* rows) {
+// The rows this rank owns go to its server in chunks, through one small buffer. On the
+// wire each other owner's part is its keys, then their rows (exported straight into the
+// message), so the owner stores straight from the received bytes.
+Status ParamExchange::PushBack(const PassRouting& routing, const RowExport& export_rows) {
   const int ranks = comm_->size();
-  std::vector<std::vector<size_t>> home(ranks);
-  for (size_t i = 0; i < routing.keys_.size(); ++i) {
-    if (routing.returner_[i]) home[OwnerRank(routing.keys_[i], ranks)].push_back(i);
-  }
   std::vector<std::string> send(ranks), recv;
+  Status local = StoreOwnRows(routing, export_rows);
   for (int r = 0; r < ranks; ++r) {
-    send[r].reserve(home[r].size() * (sizeof(uint64_t) + row_bytes_));
-    for (size_t i : home[r]) wire::Put(&send[r], routing.keys_[i]);
-    for (size_t i : home[r]) wire::PutBytes(&send[r], rows->data() + i * row_bytes_, row_bytes_);
+    if (r == comm_->rank()) continue;
+    size_t n = 0;
+    for (size_t i = routing.owner_begin_[r]; i < routing.owner_begin_[r + 1]; ++i) n += routing.returner_[i];
+    send[r].resize(n * (sizeof(uint64_t) + row_bytes_));
+    auto* keys = reinterpret_cast<uint64_t*>(send[r].data());
+    size_t at = 0;
+    for (size_t i = routing.owner_begin_[r]; i < routing.owner_begin_[r + 1]; ++i) {
+      if (routing.returner_[i]) keys[at++] = routing.keys_[i];
+    }
+    if (local.ok()) local = export_rows(keys, n, reinterpret_cast<uint8_t*>(send[r].data()) + n * sizeof(uint64_t));
   }
-  std::vector<uint8_t>().swap(*rows);
+  STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));  // no owner stores a row that was not exported
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
-  Status local;
   for (std::string& part : recv) {
     const size_t n = part.size() / (sizeof(uint64_t) + row_bytes_);
     const auto* keys = reinterpret_cast<const uint64_t*>(part.data());
@@ -251,6 +270,26 @@ Status ParamExchange::PushBack(const PassRouting& routing, std::vector<uint8_t>*
   }
   if (local.ok()) local = server_->Release(routing.pass_);
   return local;
+}
+
+Status ParamExchange::StoreOwnRows(const PassRouting& routing, const RowExport& export_rows) {
+  constexpr size_t kChunkRows = 16384;
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> rows;
+  auto flush = [&] {
+    rows.resize(keys.size() * row_bytes_);
+    Status st = export_rows(keys.data(), keys.size(), rows.data());
+    if (st.ok()) st = server_->Store(keys.data(), keys.size(), rows.data());
+    keys.clear();
+    return st;
+  };
+  const int me = comm_->rank();
+  for (size_t i = routing.owner_begin_[me]; i < routing.owner_begin_[me + 1]; ++i) {
+    if (!routing.returner_[i]) continue;
+    keys.push_back(routing.keys_[i]);
+    if (keys.size() == kChunkRows) STRATA_RETURN_IF_ERROR(flush());
+  }
+  return keys.empty() ? Status::OK() : flush();
 }
 
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {

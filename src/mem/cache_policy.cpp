@@ -1,5 +1,6 @@
-// CachePolicy: the hash index, the pin sets and lists, and the two indexed min-heaps of
-// unpinned and pinned rows (see strata/mem/cache_policy.h for the order they keep).
+// CachePolicy: the key index, the pin sets and lists, the pending pins of absent keys, and
+// the two indexed min-heaps of unpinned and pinned rows (see strata/mem/cache_policy.h for
+// the order they keep).
 #include "strata/mem/cache_policy.h"
 
 #include <algorithm>
@@ -11,10 +12,11 @@ namespace strata {
 
 namespace {
 
-constexpr uint64_t kWindowMask = CachePolicy::kPinWindow - 1;
+constexpr uint32_t kWindowMask = CachePolicy::kPinWindow - 1;
 static_assert((CachePolicy::kPinWindow & kWindowMask) == 0, "the pin window is a power of two");
+static_assert(CachePolicy::kPinWindow <= 32, "pin sets are 32 bits");
 
-uint64_t Bit(int pass) { return uint64_t{1} << (static_cast<uint64_t>(pass) & kWindowMask); }
+uint32_t Bit(int pass) { return uint32_t{1} << (static_cast<uint32_t>(pass) & kWindowMask); }
 
 }  // namespace
 
@@ -40,9 +42,9 @@ int CachePolicy::PinSet::FirstAfter(int pass) const {
   const int lo = std::max(pass + 1, newest - kPinWindow + 1);
   if (lo > newest) return kNoUse;
   // Rotate bit (lo mod window) down to bit 0, keep the bits of passes lo..newest.
-  uint64_t m = std::rotr(bits, static_cast<int>(static_cast<uint64_t>(lo) & kWindowMask));
+  uint32_t m = std::rotr(bits, static_cast<int>(static_cast<uint32_t>(lo) & kWindowMask));
   const int span = newest - lo + 1;
-  if (span < kPinWindow) m &= (uint64_t{1} << span) - 1;
+  if (span < kPinWindow) m &= (uint32_t{1} << span) - 1;
   return m == 0 ? kNoUse : lo + std::countr_zero(m);
 }
 
@@ -56,12 +58,26 @@ void CachePolicy::BeginPass(int pass) {
   pass_ = pass;
 }
 
-CachePolicy::Handle CachePolicy::Find(uint64_t key) const {
-  auto it = index_.find(key);
-  return it == index_.end() ? kNone : it->second;
+// Past a reservation the entries and the unpinned heap grow by an eighth (Insert), not
+// double: a cache a few pinned rows over its capacity should not take twice the memory.
+void CachePolicy::Reserve(size_t rows) {
+  entries_.reserve(rows);
+  heap_.reserve(rows);
 }
 
-CachePolicy::Handle CachePolicy::Insert(uint64_t key, uint32_t payload) {
+size_t CachePolicy::bytes() const {
+  size_t b = entries_.capacity() * sizeof(Entry) + free_.capacity() * sizeof(Handle) + index_.bytes() +
+             (heap_.capacity() + pinned_heap_.capacity()) * sizeof(Handle) +
+             pending_.capacity() * sizeof(Pending) + pending_free_.capacity() * sizeof(uint32_t) +
+             pending_index_.bytes();
+  for (const auto& [pass, rows] : pins_) b += rows.capacity() * sizeof(Handle);
+  for (const auto& [pass, keys] : pending_keys_) b += keys.capacity() * sizeof(uint64_t);
+  return b;
+}
+
+CachePolicy::Handle CachePolicy::Find(uint64_t key) const { return index_.Find(key, EntryKeys()); }
+
+CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
   Handle h;
   if (!free_.empty()) {
     h = free_.back();
@@ -69,31 +85,47 @@ CachePolicy::Handle CachePolicy::Insert(uint64_t key, uint32_t payload) {
   } else {
     h = static_cast<Handle>(entries_.size());
     assert(h != kNone);
+    if (entries_.size() == entries_.capacity()) Reserve(entries_.size() + entries_.size() / 8 + 64);
     entries_.emplace_back();
   }
   Entry& e = entries_[h];
   e = Entry{};
   e.key = key;
-  e.payload = payload;
-  e.stamp = ++clock_;
-  [[maybe_unused]] bool inserted = index_.emplace(key, h).second;
-  assert(inserted);
-  auto pending = pending_.find(key);
-  if (pending != pending_.end()) {
-    e.set_pin_set(pending->second);
-    pending->second.ForEach([&](int p) { pins_[p].push_back(h); });
-    pending_.erase(pending);
+  e.stamp = NextStamp();
+  index_.Insert(key, h, EntryKeys());
+  const uint32_t pending = pending_index_.Find(key, PendingKeys());
+  if (pending != HandleTable::kNone) {
+    e.set_pin_set(pending_[pending].pins);
+    pending_[pending].pins.ForEach([&](int p) { pins_[p].push_back(h); });
+    ErasePending(pending);
   }
   HeapPush(h);
   return h;
 }
 
 void CachePolicy::Touch(Handle h, uint64_t freq) {
+  const uint32_t stamp = NextStamp();
   Entry& e = entries_[h];
-  e.freq = freq;
-  e.stamp = ++clock_;
+  e.freq = static_cast<uint32_t>(std::min<uint64_t>(freq, UINT32_MAX));
+  e.stamp = stamp;
   e.last_pass = pass_;
   HeapFix(h);
+}
+
+// Stamps are 32 bits: when they run out, the cached rows are renumbered 1..n in their
+// touch order, which keeps every comparison (and so the heaps) as it was.
+uint32_t CachePolicy::NextStamp() {
+  if (clock_ >= stamp_limit_) RenumberStamps();
+  return ++clock_;
+}
+
+void CachePolicy::RenumberStamps() {
+  std::vector<Handle> order;
+  order.reserve(size());
+  index_.ForEach([&](Handle h) { order.push_back(h); });
+  std::sort(order.begin(), order.end(), [&](Handle a, Handle b) { return entries_[a].stamp < entries_[b].stamp; });
+  clock_ = 0;
+  for (Handle h : order) entries_[h].stamp = ++clock_;
 }
 
 uint64_t CachePolicy::PassCount(Handle h) const {
@@ -125,12 +157,35 @@ void CachePolicy::PinKey(uint64_t key, int pass) {
 }
 
 void CachePolicy::AddPending(uint64_t key, const PinSet& pins) {
-  PinSet& held = pending_[key];
+  uint32_t i = pending_index_.Find(key, PendingKeys());
+  if (i == HandleTable::kNone) {
+    if (pending_free_.empty()) {
+      i = static_cast<uint32_t>(pending_.size());
+      pending_.emplace_back();
+    } else {
+      i = pending_free_.back();
+      pending_free_.pop_back();
+    }
+    pending_[i] = Pending{key, PinSet{}};
+    pending_index_.Insert(key, i, PendingKeys());
+  }
+  PinSet& held = pending_[i].pins;
   pins.ForEach([&](int p) {
     if (held.Has(p)) return;
     held.Add(p);
     pending_keys_[p].push_back(key);
   });
+}
+
+void CachePolicy::ErasePending(uint32_t i) {
+  pending_index_.Erase(pending_[i].key, PendingKeys());
+  pending_[i].pins = PinSet{};
+  pending_free_.push_back(i);
+  if (pending_index_.size() == 0) {  // a pass's worth of announced keys: give the memory back
+    std::vector<Pending>().swap(pending_);
+    std::vector<uint32_t>().swap(pending_free_);
+    pending_index_.Clear();
+  }
 }
 
 void CachePolicy::UnpinPass(int pass) {
@@ -152,10 +207,10 @@ void CachePolicy::UnpinPass(int pass) {
   auto listed = pending_keys_.find(pass);
   if (listed == pending_keys_.end()) return;
   for (uint64_t key : listed->second) {
-    auto pending = pending_.find(key);
-    if (pending == pending_.end() || !pending->second.Has(pass)) continue;  // inserted since
-    pending->second.Remove(pass);
-    if (pending->second.bits == 0) pending_.erase(pending);
+    const uint32_t i = pending_index_.Find(key, PendingKeys());
+    if (i == HandleTable::kNone || !pending_[i].pins.Has(pass)) continue;  // inserted since
+    pending_[i].pins.Remove(pass);
+    if (pending_[i].pins.bits == 0) ErasePending(i);
   }
   pending_keys_.erase(listed);
 }
@@ -171,8 +226,8 @@ bool CachePolicy::PopVictim(Victim* out, Pins pins) {
   if (e.pins != 0) AddPending(e.key, e.pin_set());
   e.set_pin_set(PinSet{});
   out->key = e.key;
-  out->payload = e.payload;
-  index_.erase(e.key);
+  out->handle = h;
+  index_.Erase(e.key, EntryKeys());
   free_.push_back(h);
   return true;
 }

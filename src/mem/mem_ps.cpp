@@ -1,6 +1,6 @@
 // MEM-PS (strata/mem/mem_ps.h): lock-striped DRAM row cache over a backing RowStore. Each
-// stripe owns a CachePolicy (which doubles as its key index), a RowArena of row slots,
-// per-slot flags, the pins declared for rows not cached yet, and a Bloom filter of the keys
+// stripe owns a CachePolicy (which doubles as its key index), a RowArena whose slots are
+// the policy's handles, per-slot flags, the pins declared for rows not cached yet, and a Bloom filter of the keys
 // it has written to the backing store.
 #include "strata/mem/mem_ps.h"
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "mem/bloom_filter.h"
-#include "mem/row_arena.h"
+#include "strata/common/row_arena.h"
 #include "strata/common/partition.h"
 #include "strata/mem/cache_policy.h"
 
@@ -20,7 +20,6 @@ namespace strata {
 namespace {
 
 using mem_internal::BloomFilter;
-using mem_internal::RowArena;
 using Handle = CachePolicy::Handle;
 
 constexpr uint8_t kDirty = 1;      // newer than the backing store's copy
@@ -31,14 +30,16 @@ struct Stripe {
   Stripe(size_t row_bytes, size_t capacity, int bloom_bits)
       : capacity_rows(capacity),
         arena(row_bytes, std::max<size_t>(capacity, 1)),
-        bloom(kBloomInitialKeys, bloom_bits) {}
+        bloom(kBloomInitialKeys, bloom_bits) {
+    policy.Reserve(capacity);
+  }
 
   const size_t capacity_rows;
   std::mutex mu;
   // protected by mu
-  CachePolicy policy;  // key -> slot (the payload), eviction order, pins
+  CachePolicy policy;  // key -> handle (the row's arena slot), eviction order, pins
   RowArena arena;
-  std::vector<uint8_t> flags;  // per arena slot: kDirty | kInBacking
+  std::vector<uint8_t> flags;  // per handle: kDirty | kInBacking
   BloomFilter bloom;
   uint64_t dirty = 0;
   uint64_t hits = 0, misses = 0, bloom_skips = 0, backing_lookups = 0, backing_rows_read = 0;
@@ -73,7 +74,7 @@ class MemPsImpl final : public MemPs {
         bloom_enabled_(backing_->num_keys() == 0) {
     const size_t n = static_cast<size_t>(o.stripes);
     for (size_t i = 0; i < n; ++i) {
-      const size_t cap = capacity_rows_ / n + (i < capacity_rows_ % n ? 1 : 0);
+      const size_t cap = WholeChunks(capacity_rows_ / n + (i < capacity_rows_ % n ? 1 : 0));
       stripes_.push_back(std::make_unique<Stripe>(row_bytes_, cap, o.bloom_bits_per_key));
     }
   }
@@ -128,10 +129,9 @@ class MemPsImpl final : public MemPs {
       const uint8_t* row = rows + i * row_bytes_;
       Handle h = s.policy.Find(keys[i]);
       if (h != CachePolicy::kNone) {
-        const uint32_t slot = s.policy.payload(h);
-        std::memcpy(s.arena.row(slot), row, row_bytes_);
-        if (!(s.flags[slot] & kDirty)) ++s.dirty;
-        s.flags[slot] |= kDirty;
+        std::memcpy(s.arena.row(h), row, row_bytes_);
+        if (!(s.flags[h] & kDirty)) ++s.dirty;
+        s.flags[h] |= kDirty;
         s.policy.Touch(h, Frequency(s, h, row));
       } else if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
         InsertRow(s, keys[i], row, kDirty);
@@ -184,6 +184,8 @@ class MemPsImpl final : public MemPs {
     StoreStats s = backing_->stats();
     s.live_keys = num_keys();
     s.logical_bytes = s.live_keys * row_bytes_;
+    const MemPsStats m = mem_stats();
+    s.dram_bytes += m.resident_bytes + m.bloom_bytes;
     return s;
   }
 
@@ -228,8 +230,7 @@ class MemPsImpl final : public MemPs {
       for (size_t i = begin; i < begin + n; ++i) {
         Stripe& s = StripeOf(batch.keys[i]);
         std::lock_guard lock(s.mu);
-        const uint32_t slot = s.policy.payload(s.policy.Find(batch.keys[i]));
-        s.flags[slot] = kInBacking;
+        s.flags[s.policy.Find(batch.keys[i])] = kInBacking;
         --s.dirty;
       }
       Written(batch.keys.data() + begin, n);
@@ -252,16 +253,23 @@ class MemPsImpl final : public MemPs {
       st.pinned_rows += sp->policy.pinned_rows();
       st.dirty_rows += sp->dirty;
       st.bloom_bytes += sp->bloom.memory_bytes();
+      st.resident_bytes += sp->arena.memory_bytes() + sp->policy.bytes() + sp->flags.capacity();
     }
     st.rows_flushed = rows_flushed_;
     st.bytes_flushed = rows_flushed_ * row_bytes_;
     st.flush_batches = flush_batches_;
-    st.resident_bytes = st.resident_rows * (row_bytes_ + kMemPsRowOverheadBytes);
     st.capacity_rows = capacity_rows_;
     return st;
   }
 
  private:
+  // A stripe's capacity in rows, rounded down to whole arena chunks when it spans more than
+  // one: a last chunk a few rows full would cost a whole 2 MiB huge page.
+  size_t WholeChunks(size_t rows) const {
+    const size_t chunk = RowArena::RowsPerChunk(row_bytes_, rows);
+    return rows > chunk ? rows / chunk * chunk : rows;
+  }
+
   Stripe& StripeOf(uint64_t key) const {
     // Salted so the split is independent of OwnerRank (a rank's keys share Mix64 % ranks).
     return *stripes_[Mix64(key ^ 0x2545f4914f6cdd1dULL) % stripes_.size()];
@@ -278,7 +286,7 @@ class MemPsImpl final : public MemPs {
   bool CopyCached(Stripe& s, uint64_t key, uint8_t* out) {
     Handle h = s.policy.Find(key);
     if (h == CachePolicy::kNone) return false;
-    const uint8_t* row = s.arena.row(s.policy.payload(h));
+    const uint8_t* row = s.arena.row(h);
     std::memcpy(out, row, row_bytes_);
     s.policy.Touch(h, Frequency(s, h, row));
     return true;
@@ -286,12 +294,12 @@ class MemPsImpl final : public MemPs {
 
   // REQUIRES: s.mu held; key not cached.
   void InsertRow(Stripe& s, uint64_t key, const uint8_t* row, uint8_t flags) {
-    const uint32_t slot = s.arena.Allocate();
-    std::memcpy(s.arena.row(slot), row, row_bytes_);
-    if (s.flags.size() <= slot) s.flags.resize(slot + 1);
-    s.flags[slot] = flags;
+    const Handle h = s.policy.Insert(key);
+    s.arena.Grow(s.policy.handle_limit());
+    std::memcpy(s.arena.row(h), row, row_bytes_);
+    if (s.flags.size() < s.policy.handle_limit()) s.flags.resize(s.policy.handle_limit());
+    s.flags[h] = flags;
     s.dirty += (flags & kDirty) ? 1 : 0;
-    Handle h = s.policy.Insert(key, slot);
     s.policy.Touch(h, Frequency(s, h, row));
   }
 
@@ -304,12 +312,11 @@ class MemPsImpl final : public MemPs {
         CachePolicy::Victim v;
         while (sp->policy.size() > sp->capacity_rows && sp->policy.PopVictim(&v)) {
           ++sp->evictions;
-          if (sp->flags[v.payload] & kDirty) {
+          if (sp->flags[v.handle] & kDirty) {
             ++sp->dirty_evictions;
             --sp->dirty;
-            batch.Add(v.key, sp->arena.row(v.payload), row_bytes_, sp->flags[v.payload]);
+            batch.Add(v.key, sp->arena.row(v.handle), row_bytes_, sp->flags[v.handle]);
           }
-          sp->arena.Free(v.payload);
         }
       }
       if (batch.keys.size() >= options_.flush_batch_rows) STRATA_RETURN_IF_ERROR(WriteEvicted(&batch));

@@ -70,7 +70,7 @@ SimResult SimulateMemPs(const KeyTrace& trace, size_t capacity, FreqSource freq,
       if (h != CachePolicy::kNone) {
         ++r.hits;
       } else {
-        h = policy.Insert(key, 0);
+        h = policy.Insert(key);
       }
       policy.Touch(h, freq == FreqSource::kRowCounter ? count : policy.PassCount(h));
       while (policy.size() > capacity && policy.PopVictim(&victim, CachePolicy::Pins::kMayEvict)) {

@@ -107,7 +107,13 @@ Status ShardServer::WithStore(const std::function<Status(RowStore&)>& fn) {
 Status ShardServer::Counters(TierCounters* out) {
   TierCounters& c = *out;
   c = TierCounters();
-  if (!mem_) return Status::OK();
+  if (!mem_) {
+    std::shared_lock lock(mu_);
+    const StoreStats d = store_->stats();
+    c[TierCounters::kDramRows] = static_cast<int64_t>(d.live_keys);
+    c[TierCounters::kDramBytes] = static_cast<int64_t>(d.dram_bytes);
+    return Status::OK();
+  }
   StoreStats d;
   if (ssd_) STRATA_RETURN_IF_ERROR(ssd_->WaitForDiskBound(&d));  // not under mu_: it may wait
   std::shared_lock lock(mu_);
@@ -123,6 +129,8 @@ Status ShardServer::Counters(TierCounters* out) {
   c[TierCounters::kCompactions] = static_cast<int64_t>(d.compactions);
   c[TierCounters::kSsdLiveBytes] = static_cast<int64_t>(d.live_bytes);
   c[TierCounters::kSsdIndexBytes] = static_cast<int64_t>(d.index_bytes);
+  c[TierCounters::kDramRows] = static_cast<int64_t>(m.resident_rows);
+  c[TierCounters::kDramBytes] = static_cast<int64_t>(m.resident_bytes);
   return Status::OK();
 }
 

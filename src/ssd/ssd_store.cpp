@@ -467,6 +467,7 @@ StoreStats SsdStoreImpl::stats() const {
     std::shared_lock lk(index_mu_);
     s.live_keys = index_.size();
     s.index_bytes = index_.bytes();
+    s.dram_bytes = s.index_bytes;
     size_t listed = 0;
     for (const SegmentPtr& seg : slots_) {
       if (seg == nullptr) continue;

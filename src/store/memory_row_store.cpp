@@ -1,14 +1,19 @@
-// In-memory RowStore: 64 lock-striped shards, each a key -> slot map over a flat arena of
-// rows. Gets on different shards run in parallel; a shard's shared_mutex lets Gets on one
-// shard run together too. Used as the whole store when the model fits in DRAM.
+// In-memory RowStore: 64 lock-striped shards. A shard keeps each key with its row in one
+// arena slot ([key u64 | row], slots numbered in insertion order, never freed since a store
+// only grows) and indexes the slots with a HandleTable, so a row costs its bytes plus 8
+// for the key plus about 7 for the index (a 136-byte row about 1.11x, a 72-byte row 1.21x);
+// stats().dram_bytes adds up what is allocated. Gets on different shards run in parallel; a
+// shard's shared_mutex lets Gets on one shard run together too. Used as the whole store when
+// the model fits in DRAM.
 #include <array>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
-#include <vector>
 
+#include "strata/common/handle_table.h"
 #include "strata/common/partition.h"
+#include "strata/common/row_arena.h"
 #include "strata/store/row_store.h"
 
 namespace strata {
@@ -17,32 +22,61 @@ namespace {
 constexpr int kShards = 64;
 
 class MemoryRowStore final : public RowStore {
+  struct Shard {
+    explicit Shard(size_t slot_bytes) : arena(slot_bytes, SIZE_MAX) {}
+
+    // REQUIRES: mu held.
+    uint64_t key(uint32_t id) const {
+      uint64_t k;
+      std::memcpy(&k, arena.row(id), sizeof(k));
+      return k;
+    }
+    uint8_t* row(uint32_t id) { return arena.row(id) + sizeof(uint64_t); }
+    const uint8_t* row(uint32_t id) const { return arena.row(id) + sizeof(uint64_t); }
+    auto Keys() const {
+      return [this](uint32_t id) { return key(id); };
+    }
+    // REQUIRES: mu held alone; key absent. Returns the new slot, its row not yet written.
+    uint32_t Add(uint64_t k) {
+      const uint32_t id = size++;
+      arena.Grow(size);
+      std::memcpy(arena.row(id), &k, sizeof(k));
+      index.Insert(k, id, Keys());
+      return id;
+    }
+
+    mutable std::shared_mutex mu;
+    // protected by mu
+    RowArena arena;
+    HandleTable index;
+    uint32_t size = 0;
+  };
+
  public:
-  explicit MemoryRowStore(size_t row_bytes) : row_bytes_(row_bytes) {}
+  explicit MemoryRowStore(size_t row_bytes) : row_bytes_(row_bytes) {
+    for (auto& s : shards_) s = std::make_unique<Shard>(sizeof(uint64_t) + row_bytes);
+  }
 
   size_t row_bytes() const override { return row_bytes_; }
 
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
     for (size_t i = 0; i < n; ++i) {
-      const Shard& s = shards_[ShardOf(keys[i])];
+      const Shard& s = ShardOf(keys[i]);
       std::shared_lock lock(s.mu);
-      auto it = s.slot.find(keys[i]);
-      found[i] = it != s.slot.end();
-      if (found[i]) std::memcpy(rows + i * row_bytes_, &s.arena[it->second * row_bytes_], row_bytes_);
+      const uint32_t id = s.index.Find(keys[i], s.Keys());
+      found[i] = id != HandleTable::kNone;
+      if (found[i]) std::memcpy(rows + i * row_bytes_, s.row(id), row_bytes_);
     }
     return Status::OK();
   }
 
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
     for (size_t i = 0; i < n; ++i) {
-      Shard& s = shards_[ShardOf(keys[i])];
+      Shard& s = ShardOf(keys[i]);
       std::unique_lock lock(s.mu);
-      auto [it, inserted] = s.slot.try_emplace(keys[i], s.slot.size());
-      if (inserted) {
-        s.keys.push_back(keys[i]);
-        s.arena.resize(s.arena.size() + row_bytes_);
-      }
-      std::memcpy(&s.arena[it->second * row_bytes_], rows + i * row_bytes_, row_bytes_);
+      uint32_t id = s.index.Find(keys[i], s.Keys());
+      if (id == HandleTable::kNone) id = s.Add(keys[i]);
+      std::memcpy(s.row(id), rows + i * row_bytes_, row_bytes_);
       user_bytes_ += row_bytes_;
     }
     return Status::OK();
@@ -51,45 +85,41 @@ class MemoryRowStore final : public RowStore {
   Status Sync() override { return Status::OK(); }
 
   Status Scan(const std::function<void(uint64_t, const uint8_t*)>& visit) override {
-    for (const Shard& s : shards_) {
-      std::shared_lock lock(s.mu);
-      for (size_t i = 0; i < s.keys.size(); ++i) visit(s.keys[i], &s.arena[i * row_bytes_]);
+    for (const auto& s : shards_) {
+      std::shared_lock lock(s->mu);
+      for (uint32_t id = 0; id < s->size; ++id) visit(s->key(id), s->row(id));
     }
     return Status::OK();
   }
 
   uint64_t num_keys() const override {
     uint64_t n = 0;
-    for (const Shard& s : shards_) {
-      std::shared_lock lock(s.mu);
-      n += s.slot.size();
+    for (const auto& s : shards_) {
+      std::shared_lock lock(s->mu);
+      n += s->size;
     }
     return n;
   }
 
   StoreStats stats() const override {
     StoreStats st;
-    st.live_keys = num_keys();
+    for (const auto& s : shards_) {
+      std::shared_lock lock(s->mu);
+      st.live_keys += s->size;
+      st.index_bytes += s->index.bytes() + sizeof(uint64_t) * s->size;  // the table and the keys
+      st.dram_bytes += s->index.bytes() + s->arena.memory_bytes();
+    }
     st.logical_bytes = st.live_keys * row_bytes_;
     st.user_bytes_written = user_bytes_;
-    // unordered_map node (key, slot, next pointer, hash) plus the bucket pointer and key list.
-    st.index_bytes = st.live_keys * (sizeof(uint64_t) * 4 + sizeof(void*) * 2);
     return st;
   }
 
  private:
-  static int ShardOf(uint64_t key) { return static_cast<int>(Mix64(key) >> 58); }
-
-  struct Shard {
-    mutable std::shared_mutex mu;
-    // protected by mu
-    std::unordered_map<uint64_t, size_t> slot;
-    std::vector<uint64_t> keys;
-    std::vector<uint8_t> arena;
-  };
+  const Shard& ShardOf(uint64_t key) const { return *shards_[Mix64(key) >> 58]; }
+  Shard& ShardOf(uint64_t key) { return *shards_[Mix64(key) >> 58]; }
 
   const size_t row_bytes_;
-  std::array<Shard, kShards> shards_;
+  std::array<std::unique_ptr<Shard>, kShards> shards_;
   uint64_t user_bytes_ = 0;  // Put is externally serialized
 };
 

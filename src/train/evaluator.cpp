@@ -11,7 +11,9 @@ namespace strata {
 Status Evaluator::PredictPass(const PassData& pass, std::vector<std::vector<float>>* probs,
                               std::vector<std::vector<float>>* labels) {
   Status local = hbm_->BeginPass(-1, pass.keys.size());
-  if (local.ok()) local = hbm_->Insert(pass.keys.data(), pass.keys.size(), pass.rows.data());
+  pass.rows.ForEachPart(pass.keys, [&](const uint64_t* keys, size_t n, const uint8_t* rows) {
+    if (local.ok()) local = hbm_->Insert(keys, n, rows);
+  });
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   std::vector<Status> status(probs->size());
   pool_->ParallelFor(probs->size(), [&](size_t g) {

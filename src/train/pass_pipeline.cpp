@@ -118,7 +118,7 @@ void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
     pass->error = comm->AgreeOn(
         exchange->Pull(pass->pass, std::move(pass->keys), &pass->rows, &pass->held, &pass->routing));
   } else {
-    pass->error = comm->AgreeOn(exchange->PullReadOnly(pass->keys, &pass->rows));
+    pass->error = comm->AgreeOn(exchange->PullReadOnly(&pass->keys, &pass->rows));
   }
   pass->pull_s = watch.Seconds();
 }
@@ -129,8 +129,10 @@ void PassPipeline::StageIn(Comm* comm, PassData* pass) {
   if (!threaded_) standby_free_.acquire();  // released by the previous pass's SwapIn
   const std::vector<uint64_t>& keys = pass->routing.keys();
   Status st = hbm_->BeginStage(pass->pass, keys.size());
-  if (st.ok()) st = hbm_->Stage(keys.data(), keys.size(), pass->rows.data());
-  std::vector<uint8_t>().swap(pass->rows);
+  pass->rows.ForEachPart(keys, [&](const uint64_t* part_keys, size_t n, const uint8_t* rows) {
+    if (st.ok()) st = hbm_->Stage(part_keys, n, rows);
+  });
+  pass->rows.Clear();
   pass->error = comm->AgreeOn(st);
   pass->stage_s = watch.Seconds();
 }

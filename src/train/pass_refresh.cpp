@@ -20,15 +20,17 @@ Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, C
   std::vector<uint8_t>().swap(pass->held);
   copied_ = mine.size();
   pulled_ = again.size();
-  std::vector<uint8_t> rows;
   Status local;
   if (!mine.empty()) {
-    rows.resize(mine.size() * exchange->row_bytes());
+    std::vector<uint8_t> rows(mine.size() * exchange->row_bytes());
     local = hbm->Export(mine.data(), mine.size(), rows.data());
     if (local.ok()) local = hbm->Stage(mine.data(), mine.size(), rows.data());
   }
-  STRATA_RETURN_IF_ERROR(exchange->PullReadOnly(again, &rows));
-  if (local.ok()) local = hbm->Stage(again.data(), again.size(), rows.data());
+  PulledRows pulled;
+  STRATA_RETURN_IF_ERROR(exchange->PullReadOnly(&again, &pulled));
+  pulled.ForEachPart(again, [&](const uint64_t* keys, size_t n, const uint8_t* rows) {
+    if (local.ok()) local = hbm->Stage(keys, n, rows);
+  });
   return comm->AgreeOn(local);
 }
 

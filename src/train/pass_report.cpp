@@ -35,6 +35,8 @@ void PassReporter::FillTiers(const TierCounters& d, PassStats* st) const {
   st->compactions = d[TierCounters::kCompactions];
   st->ssd_live_bytes = d[TierCounters::kSsdLiveBytes];
   st->ssd_index_bytes = d[TierCounters::kSsdIndexBytes];
+  st->dram_rows = d[TierCounters::kDramRows];
+  st->dram_bytes = d[TierCounters::kDramBytes];
 }
 
 // The pass's share of a cumulative counter is the difference to the previous pass; a level

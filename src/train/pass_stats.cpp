@@ -52,7 +52,8 @@ JsonRecord PassStats::ToJson() const {
       .Add("ssd_rows_written", ssd_rows_written).Add("ssd_bytes_read", ssd_bytes_read)
       .Add("ssd_bytes_written", ssd_bytes_written).Add("ssd_disk_bytes", ssd_disk_bytes)
       .Add("ssd_live_bytes", ssd_live_bytes).Add("ssd_index_bytes", ssd_index_bytes)
-      .Add("compactions", compactions);
+      .Add("compactions", compactions).Add("dram_rows", dram_rows).Add("dram_bytes", dram_bytes)
+      .Add("dram_bytes_per_row", dram_rows > 0 ? static_cast<double>(dram_bytes) / static_cast<double>(dram_rows) : 0.0);
   if (evaluated) r.Add("eval_auc", eval_auc).Add("eval_logloss", eval_logloss);
   return r;
 }

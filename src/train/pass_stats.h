@@ -31,6 +31,7 @@ struct PassStats {
   // (StoreStats::live_bytes; disk stays within 2x this plus a segment per rank), and the
   // DRAM of the SSD-PS key index.
   int64_t ssd_live_bytes = 0, ssd_index_bytes = 0;
+  int64_t dram_rows = 0, dram_bytes = 0;  // rows in DRAM (cached, or all) and what they take
   int64_t peak_rss_bytes = 0;  // largest over ranks
   bool evaluated = false;
   double eval_auc = 0, eval_logloss = 0;

@@ -103,9 +103,9 @@ class Job {
 
   // The pass's final rows go home; this rank remembers which it holds for the next refresh.
   Status PushBack(const PassRouting& routing) {
-    std::vector<uint8_t> rows(routing.size() * exchange_->row_bytes());
-    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.hbm->Export(routing.keys().data(), routing.size(), rows.data())));
-    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(exchange_->PushBack(routing, &rows)));
+    HbmPs* hbm = parts_.hbm.get();
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(exchange_->PushBack(
+        routing, [hbm](const uint64_t* keys, size_t n, uint8_t* rows) { return hbm->Export(keys, n, rows); })));
     refresh_.Remember(routing.keys());
     return Status::OK();
   }

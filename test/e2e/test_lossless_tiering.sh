@@ -9,8 +9,8 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 11 >/dev/null
 common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
         --pass-examples 8000 --threads 1)
-# Rows are 8 x 2 floats + 8 bytes = 72 bytes, plus 112 bytes of cache overhead: a pass of
-# 8000 examples touches about 25k keys, so 2 passes' working sets are about 9 MB job-wide.
+# Rows are 8 x 2 floats + 8 bytes = 72 bytes, plus 44 bytes of cache overhead: a pass of
+# 8000 examples touches about 25k keys, so 2 passes' working sets are about 5.8 MB job-wide.
 run() {
   local name=$1 np=$2; shift 2
   run_logged "$dir/$name.log" "run $name" $MPIRUN -np "$np" "$TRAIN" "${common[@]}" \
@@ -18,15 +18,15 @@ run() {
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
 }
 run big 2 --workers-per-rank 2 --mem-cache-gb 1
-run small 2 --workers-per-rank 2 --mem-cache-gb 0.0045
-run serial 2 --workers-per-rank 2 --mem-cache-gb 0.0045 --pipeline off
-run deep 2 --workers-per-rank 2 --mem-cache-gb 0.0045 --prefetch-passes 3
-run one-rank 1 --workers-per-rank 4 --mem-cache-gb 0.009
+run small 2 --workers-per-rank 2 --mem-cache-gb 0.0028
+run serial 2 --workers-per-rank 2 --mem-cache-gb 0.0028 --pipeline off
+run deep 2 --workers-per-rank 2 --mem-cache-gb 0.0028 --prefetch-passes 3
+run one-rank 1 --workers-per-rank 4 --mem-cache-gb 0.0056
 variants="small serial deep one-rank"
 # (f) The small cache again with O_DIRECT SSD-PS files, where the filesystem allows it.
 if /usr/bin/python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_DIRECT))' \
     "$dir/direct-probe" 2>/dev/null; then
-  run direct 2 --workers-per-rank 2 --mem-cache-gb 0.0045 --ssd-io direct
+  run direct 2 --workers-per-rank 2 --mem-cache-gb 0.0028 --ssd-io direct
   variants+=" direct"
 else
   echo "direct: skipped, the scratch filesystem does not support O_DIRECT"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "../common/counting_store.h"
+#include "../common/pulled_rows.h"
 #include "strata/comm/param_exchange.h"
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
@@ -84,13 +85,17 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   const size_t rb = owner.server->row_bytes();
 
   PassRouting routing;
-  std::vector<uint8_t> rows, held;
-  REQUIRE(ex.Pull(0, mine, &rows, &held, &routing).ok());
-  bool ok = routing.keys() == mine && routing.pass() == 0;
-  for (size_t i = 0; i < mine.size(); ++i) {
+  PulledRows pulled;
+  std::vector<uint8_t> held;
+  REQUIRE(ex.Pull(0, mine, &pulled, &held, &routing).ok());
+  const std::vector<uint64_t>& got = routing.keys();  // mine, grouped by owner
+  bool ok = std::set<uint64_t>(got.begin(), got.end()) == mine_set && got.size() == mine.size() && routing.pass() == 0;
+  for (size_t i = 1; i < got.size(); ++i) ok &= OwnerRank(got[i - 1], ranks) <= OwnerRank(got[i], ranks);
+  const std::vector<uint8_t> rows = test::FlatRows(pulled, got, rb);
+  for (size_t i = 0; i < got.size(); ++i) {
     ok &= held[i] == 0;  // no earlier pass is in flight
     const float* f = RowLayout::Embedding(&rows[i * rb]);
-    ok &= f[0] == static_cast<float>(mine[i] % 100000) && f[1] == static_cast<float>(OwnerRank(mine[i], ranks));
+    ok &= f[0] == static_cast<float>(got[i] % 100000) && f[1] == static_cast<float>(OwnerRank(got[i], ranks));
   }
   CHECK(AllTrue(&comm, ok));
 
@@ -130,9 +135,9 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   }
   CHECK(AllTrue(&comm, ok));
 
-  // Push-back: every pulled key comes home exactly once, and the rows buffer is consumed.
-  REQUIRE(ex.PushBack(routing, &rows).ok());
-  ok = rows.empty();
+  // Push-back: every pulled key comes home exactly once.
+  REQUIRE(ex.PushBack(routing, test::ExportFrom(got, rows, rb)).ok());
+  ok = true;
   for (auto [k, times] : owner.store->puts()) ok &= times == 1 && OwnerRank(k, ranks) == comm.rank();
   int64_t total[1] = {static_cast<int64_t>(owner.store->puts().size())};
   REQUIRE(comm.AllreduceSum(total, 1).ok());
@@ -151,34 +156,37 @@ TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home"
   // Pass 0 holds the shared keys of every rank; pass 1 asks for them again.
   std::vector<uint64_t> shared(mine.begin(), mine.begin() + 50);
   std::sort(shared.begin(), shared.end());
+  const size_t rb = owner.server->row_bytes();
   PassRouting first, second, third;
-  std::vector<uint8_t> rows0, rows1, rows2, held;
-  REQUIRE(ex.Pull(0, shared, &rows0, &held, &first).ok());
-  REQUIRE(ex.Pull(1, mine, &rows1, &held, &second).ok());
+  PulledRows pulled;
+  std::vector<uint8_t> held;
+  REQUIRE(ex.Pull(0, shared, &pulled, &held, &first).ok());
+  std::vector<uint8_t> rows0 = test::FlatRows(pulled, first.keys(), rb);
+  REQUIRE(ex.Pull(1, mine, &pulled, &held, &second).ok());
+  std::vector<uint8_t> rows1 = test::FlatRows(pulled, second.keys(), rb);
+  const std::vector<uint64_t>& keys = second.keys();  // mine, grouped by owner
   bool ok = true;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    const bool in_first = std::binary_search(shared.begin(), shared.end(), mine[i]);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool in_first = std::binary_search(shared.begin(), shared.end(), keys[i]);
     ok &= held[i] == (in_first ? 1 : 0);
   }
   CHECK(AllTrue(&comm, ok));
   // A read-only pull flags nothing and routes nothing. Pass 2 still sees the rows pass 1
   // holds; once passes 0 and 1 are home, pass 3 sees none, and the rows they pushed.
-  std::vector<uint8_t> read_only;
-  REQUIRE(ex.PullReadOnly(mine, &read_only).ok());
-  CHECK(AllTrue(&comm, read_only == rows1));
-  REQUIRE(ex.PushBack(first, &rows0).ok());
-  REQUIRE(ex.Pull(2, mine, &rows2, &held, &third).ok());
+  std::vector<uint64_t> read_keys = mine;
+  REQUIRE(ex.PullReadOnly(&read_keys, &pulled).ok());
+  CHECK(AllTrue(&comm, read_keys == keys && test::FlatRows(pulled, read_keys, rb) == rows1));
+  REQUIRE(ex.PushBack(first, test::ExportFrom(first.keys(), rows0, rb)).ok());
+  REQUIRE(ex.Pull(2, mine, &pulled, &held, &third).ok());
   CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == static_cast<long>(mine.size())));
   // Pass 1 trains its rows; pass 2, refreshed, ends with the same rows; both go home.
-  const size_t rb = owner.server->row_bytes();
-  for (size_t i = 0; i < mine.size(); ++i) RowLayout::Embedding(&rows1[i * rb])[2] += 1.0f;
-  const std::vector<uint8_t> final_rows = rows1;
-  rows2 = rows1;
-  REQUIRE(ex.PushBack(second, &rows1).ok());
-  REQUIRE(ex.PushBack(third, &rows2).ok());
+  for (size_t i = 0; i < keys.size(); ++i) RowLayout::Embedding(&rows1[i * rb])[2] += 1.0f;
+  REQUIRE(ex.PushBack(second, test::ExportFrom(keys, rows1, rb)).ok());
+  REQUIRE(ex.PushBack(third, test::ExportFrom(keys, rows1, rb)).ok());
   PassRouting fourth;
-  REQUIRE(ex.Pull(3, mine, &rows2, &held, &fourth).ok());
-  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 && rows2 == final_rows));
+  REQUIRE(ex.Pull(3, mine, &pulled, &held, &fourth).ok());
+  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 &&
+                           fourth.keys() == keys && test::FlatRows(pulled, keys, rb) == rows1));
 }
 
 TEST_CASE("mpi: announce reaches each owner's server, and an owner's error comes back after the collective") {
@@ -188,12 +196,15 @@ TEST_CASE("mpi: announce reaches each owner's server, and an owner's error comes
   // Without a MEM-PS an announcement is accepted and changes nothing a pull returns.
   const std::vector<uint64_t> mine = RankKeys(comm.rank(), 1);
   REQUIRE(ex.Announce(0, mine).ok());
+  const size_t rb = owner.server->row_bytes();
   PassRouting routing;
-  std::vector<uint8_t> rows, held;
-  REQUIRE(ex.Pull(0, mine, &rows, &held, &routing).ok());
-  std::vector<uint8_t> again;
-  REQUIRE(ex.PullReadOnly(mine, &again).ok());
-  CHECK(AllTrue(&comm, rows == again));
+  PulledRows pulled, again;
+  std::vector<uint8_t> held;
+  REQUIRE(ex.Pull(0, mine, &pulled, &held, &routing).ok());
+  std::vector<uint64_t> read_keys = mine;
+  REQUIRE(ex.PullReadOnly(&read_keys, &again).ok());
+  CHECK(AllTrue(&comm, read_keys == routing.keys() &&
+                           test::FlatRows(pulled, read_keys, rb) == test::FlatRows(again, read_keys, rb)));
 }
 
 TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank") {

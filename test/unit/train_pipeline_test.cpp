@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "../common/pulled_rows.h"
 #include "data_test_files.h"
 #include "strata/comm/param_exchange.h"
 #include "strata/common/row.h"
@@ -101,8 +102,8 @@ std::vector<SeenPass> RunPipeline(const TrainOptions& o, const ShardPlan& plan, 
     REQUIRE(pipeline->SwapIn().ok());
     seen.push_back({pass.pass, pass.routing.keys(), rank.Active(pass.routing.keys())});
     rank.Train(pass.routing);
-    std::vector<uint8_t> rows = rank.Active(pass.routing.keys());
-    REQUIRE(rank.exchange->PushBack(pass.routing, &rows).ok());
+    REQUIRE(rank.exchange->PushBack(pass.routing, test::ExportFrom(pass.routing.keys(), rank.Active(pass.routing.keys()),
+                                                                    rank.server->row_bytes())).ok());
     refresh.Remember(pass.routing.keys());
   }
   pipeline->Stop();
@@ -132,11 +133,11 @@ TEST_CASE("pass refresh: held rows come from this rank's previous pass, or are p
   for (const bool forget : {false, true}) {
     Rank rank(o);
     const size_t rb = rank.server->row_bytes();
-    std::vector<uint8_t> rows, held;
+    std::vector<uint8_t> held;
     PassData p0, p1;
-    REQUIRE(rank.exchange->Pull(0, {1, 2, 3, 4, 5, 6}, &rows, &held, &p0.routing).ok());
+    REQUIRE(rank.exchange->Pull(0, {1, 2, 3, 4, 5, 6}, &p0.rows, &held, &p0.routing).ok());
     REQUIRE(rank.hbm->BeginStage(0, 6).ok());
-    REQUIRE(rank.hbm->Stage(p0.routing.keys().data(), 6, rows.data()).ok());
+    REQUIRE(rank.hbm->Stage(p0.routing.keys().data(), 6, test::FlatRows(p0.rows, p0.routing.keys(), rb).data()).ok());
     REQUIRE(rank.hbm->SwapIn().ok());
     rank.Train(p0.routing);
     const std::vector<uint8_t> trained = rank.Active(p0.routing.keys());
@@ -144,9 +145,8 @@ TEST_CASE("pass refresh: held rows come from this rank's previous pass, or are p
     REQUIRE(rank.exchange->Pull(1, {4, 5, 6, 7, 8}, &p1.rows, &p1.held, &p1.routing).ok());
     CHECK(p1.held == std::vector<uint8_t>{1, 1, 1, 0, 0});
     REQUIRE(rank.hbm->BeginStage(1, 5).ok());
-    REQUIRE(rank.hbm->Stage(p1.routing.keys().data(), 5, p1.rows.data()).ok());
-    rows = trained;
-    REQUIRE(rank.exchange->PushBack(p0.routing, &rows).ok());
+    REQUIRE(rank.hbm->Stage(p1.routing.keys().data(), 5, test::FlatRows(p1.rows, p1.routing.keys(), rb).data()).ok());
+    REQUIRE(rank.exchange->PushBack(p0.routing, test::ExportFrom(p0.routing.keys(), trained, rb)).ok());
     PassRefresh refresh;
     refresh.Remember(p0.routing.keys());
     if (forget) refresh.Forget();

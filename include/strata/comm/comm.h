@@ -41,7 +41,8 @@ class Comm {
   // Personalised all-to-all of bytes: send[r] goes to rank r; recv[r] came from rank r.
   // Counts travel first, then the payload with MPI_Alltoallv. Adds to bytes_sent().
   Status AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv);
-  // The same, consuming send (a rank alone moves it to recv without copying).
+  // The same, consuming send (a rank alone moves it to recv without copying; with more,
+  // send is freed once packed, so at most two copies of the bytes live at once).
   Status AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv);
 
   // recv[r] is rank r's bytes.
@@ -56,6 +57,9 @@ class Comm {
  private:
   struct Handle;  // the MPI_Comm, kept out of this header
   explicit Comm(std::unique_ptr<Handle> handle);
+  // send's parts, concatenated, and their sizes.
+  static Status Pack(const std::vector<std::string>& send, std::vector<int>* counts, std::string* packed);
+  Status AllToAllPacked(std::string packed, const std::vector<int>& send_counts, std::vector<std::string>* recv);
 
   std::unique_ptr<Handle> handle_;
   int rank_ = 0;

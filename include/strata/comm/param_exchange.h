@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,11 +40,38 @@ struct SparseGradView {
   size_t n = 0;
 };
 
+// Rows as they arrived from their owners, left where they landed (no copy into one array):
+// part r holds the rows of the keys rank r owns, keys[begin(r) .. begin(r + 1)) of the key
+// list the pull grouped by owner (PassRouting::keys() or PullReadOnly's keys).
+class PulledRows {
+ public:
+  // Calls f(keys + begin(r), count, rows) for each owner r, rows being (count, row_bytes).
+  template <typename F>
+  void ForEachPart(const std::vector<uint64_t>& keys, F&& f) const {
+    for (size_t r = 0; r < parts_.size(); ++r) {
+      const size_t n = begin_[r + 1] - begin_[r];
+      f(keys.data() + begin_[r], n, reinterpret_cast<const uint8_t*>(parts_[r].data()) + header_bytes_ * n);
+    }
+  }
+  bool empty() const { return parts_.empty(); }
+  void Clear() {
+    std::vector<std::string>().swap(parts_);
+    begin_.clear();
+  }
+
+ private:
+  friend class ParamExchange;
+  std::vector<std::string> parts_;  // per owner: header_bytes_ per key, then the rows
+  std::vector<size_t> begin_;       // (owners + 1)
+  size_t header_bytes_ = 0;
+};
+
 // Routing of one pass on this rank, made by Pull and used by ReduceGradients and PushBack.
 class PassRouting {
  public:
   int pass() const { return pass_; }
-  // The pass's distinct keys on this rank, in the order of the pulled rows.
+  // The pass's distinct keys on this rank, grouped by owner rank (the order of the pulled
+  // rows; within an owner, the order they were asked in).
   const std::vector<uint64_t>& keys() const { return keys_; }
   size_t size() const { return keys_.size(); }
 
@@ -51,6 +79,7 @@ class PassRouting {
   friend class ParamExchange;
   int pass_ = -1;
   std::vector<uint64_t> keys_;
+  std::vector<size_t> owner_begin_;  // (ranks + 1): the keys owned by rank r start here
   std::vector<uint8_t> returner_;  // per key: this rank sends its final row home
   // Owner side: slot of each owned key some rank pulled, and its subscriber ranks (CSR).
   std::shared_ptr<KeyIndex> owned_;
@@ -68,14 +97,14 @@ class ParamExchange {
   // keys: distinct keys this rank will pull for `pass`; their owners pin them.
   Status Announce(int pass, const std::vector<uint64_t>& keys);
 
-  // keys: distinct keys this rank needs for `pass` (moved into the routing). On return
-  // rows holds (n, row_bytes) and held (n) the owners' flags (1: an earlier pass in flight
-  // holds the row), both in the order of routing->keys().
-  Status Pull(int pass, std::vector<uint64_t> keys, std::vector<uint8_t>* rows, std::vector<uint8_t>* held,
+  // keys: distinct keys this rank needs for `pass` (grouped by owner and moved into the
+  // routing). On return rows holds their rows and held (n) the owners' flags (1: an earlier
+  // pass in flight holds the row), both in the order of routing->keys().
+  Status Pull(int pass, std::vector<uint64_t> keys, PulledRows* rows, std::vector<uint8_t>* held,
               PassRouting* routing);
 
-  // keys: distinct. rows (n, row_bytes) out, in keys' order; owners record nothing.
-  Status PullReadOnly(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows);
+  // keys: distinct; grouped by owner in place. rows out, in that order; owners record nothing.
+  Status PullReadOnly(std::vector<uint64_t>* keys, PulledRows* rows);
 
   // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some
@@ -84,15 +113,22 @@ class ParamExchange {
                          std::vector<uint64_t>* keys, std::vector<float>* grads,
                          std::vector<uint32_t>* counts);
 
-  // rows: (routing.size(), row_bytes), the final rows in routing.keys() order; freed once
-  // sent. The owners store the rows they receive and release the pass.
-  Status PushBack(const PassRouting& routing, std::vector<uint8_t>* rows);
+  // Fills rows (n, row_bytes) with the final rows of keys (n), which are routing keys.
+  using RowExport = std::function<Status(const uint64_t* keys, size_t n, uint8_t* rows)>;
+  // Exports the rows this rank returns straight into the messages to their owners, which
+  // store them and release the pass. An export error is returned after the exchange.
+  Status PushBack(const PassRouting& routing, const RowExport& export_rows);
 
  private:
-  // Sends each key to its owner: asked[r] gets the keys rank r asks of this rank, and
-  // position[r] (optional) the index in keys of each key sent to rank r.
-  Status KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
-                      std::vector<std::vector<size_t>>* position);
+  // Sends each key to its owner: asked[r] gets the keys rank r asks of this rank.
+  Status KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked);
+  // Reorders keys (stably) by owner rank; begin (ranks + 1) gets where each owner's start.
+  void GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin) const;
+  // PushBack's part for this rank's own server: exported and stored a chunk at a time.
+  Status StoreOwnRows(const PassRouting& routing, const RowExport& export_rows);
+  // The replies of a pull, kept as rows: header_bytes per key precede each part's rows.
+  static void KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin, size_t header_bytes,
+                          PulledRows* rows);
   Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
                    std::vector<std::string>* reply);
   // The owner's fixed-order sum of one step's gradients.

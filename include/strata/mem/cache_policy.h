@@ -27,17 +27,21 @@
 // PassCount(h), the passes that touched the row while it was cached.
 //
 // Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (two
-// indexed binary heaps: unpinned and pinned rows). About 48 bytes per row plus the hash
-// index; pins of uncached keys wait in a second hash map, listed by pass so that releasing
-// a pass visits only its keys, until the key is inserted.
+// indexed binary heaps: unpinned and pinned rows). A row costs a 32-byte entry, its 4-byte
+// heap slot and its handle in the key index (HandleTable: about 7 bytes); bytes() adds up
+// what is allocated. Handles are dense (0, 1, ... reused after eviction), so the cache
+// uses a row's handle as its slot in the row arena. Pins of uncached keys wait in a
+// second, 16-byte-entry table, listed by pass so that releasing a pass visits only its
+// keys, until the key is inserted.
 // Thread safety: none; the cache keeps one policy per lock stripe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <vector>
+
+#include "strata/common/handle_table.h"
 
 namespace strata {
 
@@ -47,12 +51,15 @@ class CachePolicy {
   static constexpr Handle kNone = UINT32_MAX;
   // Passes pinned at once (from the oldest pin not yet released to the newest) must span
   // fewer than this many passes.
-  static constexpr int kPinWindow = 64;
+  static constexpr int kPinWindow = 32;
 
   struct Victim {
     uint64_t key = 0;
-    uint32_t payload = 0;
+    Handle handle = kNone;  // free again: the next Insert may return it
   };
+
+  // Makes room for rows cached at once without reallocating (a hint; more still fit).
+  void Reserve(size_t rows);
 
   enum class Pins { kKeep, kMayEvict };
 
@@ -63,12 +70,13 @@ class CachePolicy {
   // The row's handle, or kNone when the key is not cached.
   Handle Find(uint64_t key) const;
 
-  // Adds an absent key with frequency 0 and a caller-owned payload (the cache's row slot),
-  // pinned for the passes PinKey named for it while it was absent. Callers Touch it next.
-  // REQUIRES: Find(key) == kNone.
-  Handle Insert(uint64_t key, uint32_t payload);
+  // Adds an absent key with frequency 0, pinned for the passes PinKey named for it while it
+  // was absent, and returns its handle: the last one freed, else handle_limit() (new).
+  // Callers Touch it next. REQUIRES: Find(key) == kNone.
+  Handle Insert(uint64_t key);
 
-  // Records an access in the current pass; freq is the row's frequency after the access.
+  // Records an access in the current pass; freq is the row's frequency after the access
+  // (kept up to UINT32_MAX).
   void Touch(Handle h, uint64_t freq);
 
   // freq(h) + 1 if h was not touched yet in the current pass, else freq(h).
@@ -90,18 +98,24 @@ class CachePolicy {
   bool PopVictim(Victim* out, Pins pins = Pins::kKeep);
 
   uint64_t key(Handle h) const { return entries_[h].key; }
-  uint32_t payload(Handle h) const { return entries_[h].payload; }
   uint64_t freq(Handle h) const { return entries_[h].freq; }
   bool pinned(Handle h) const { return entries_[h].pins != 0; }
 
   size_t size() const { return index_.size(); }
   size_t pinned_rows() const { return pinned_heap_.size(); }
+  // Handles are below this (the rows the caller's arena must address).
+  size_t handle_limit() const { return entries_.size(); }
+  // DRAM the policy allocates: entries, heaps, key index, pin lists and pending pins.
+  size_t bytes() const;
 
-  // Visits every cached row as (key, payload), in no particular order.
+  // Visits every cached row as (key, handle), in no particular order.
   template <typename F>
   void ForEach(F&& visit) const {
-    for (const auto& [k, h] : index_) visit(k, entries_[h].payload);
+    index_.ForEach([&](Handle h) { visit(entries_[h].key, h); });
   }
+
+  // Test hook: the touch stamp at which stamps are renumbered (default UINT32_MAX).
+  void set_stamp_limit(uint32_t limit) { stamp_limit_ = limit; }
 
  private:
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
@@ -109,7 +123,7 @@ class CachePolicy {
 
   // Passes a key is pinned for: bit (p mod kPinWindow) for each pass p, and the newest p.
   struct PinSet {
-    uint64_t bits = 0;
+    uint32_t bits = 0;
     int32_t newest = -1;
     void Add(int pass);
     bool Has(int pass) const;
@@ -123,25 +137,41 @@ class CachePolicy {
 
   struct Entry {
     uint64_t key = 0;
-    uint64_t freq = 0;
-    uint64_t stamp = 0;     // order of the last touch; larger is more recent
-    uint64_t pins = 0;      // PinSet bits
-    uint32_t payload = 0;
-    uint32_t heap_pos = kNotInHeap;
-    int32_t last_pass = -1;    // pass of the last touch
+    uint32_t freq = 0;
+    uint32_t stamp = 0;        // order of the last touch; larger is more recent
+    uint32_t pins = 0;         // PinSet bits
     int32_t newest_pin = -1;   // PinSet newest
+    int32_t last_pass = -1;    // pass of the last touch
+    uint32_t heap_pos = kNotInHeap;
     PinSet pin_set() const { return PinSet{pins, newest_pin}; }
     void set_pin_set(const PinSet& s) {
       pins = s.bits;
       newest_pin = s.newest;
     }
   };
+  static_assert(sizeof(Entry) == 32, "a cached row's policy entry stays 32 bytes");
+
+  // The pins of a key not cached.
+  struct Pending {
+    uint64_t key = 0;
+    PinSet pins;
+  };
+
+  auto EntryKeys() const {
+    return [this](Handle h) { return entries_[h].key; };
+  }
+  auto PendingKeys() const {
+    return [this](uint32_t i) { return pending_[i].key; };
+  }
 
   int NextUse(const Entry& e) const { return e.pin_set().FirstAfter(e.last_pass); }
   // True when a should be evicted before b.
   bool Before(Handle a, Handle b) const;
   std::vector<Handle>& HeapOf(Handle h) { return pinned(h) ? pinned_heap_ : heap_; }
   void AddPending(uint64_t key, const PinSet& pins);
+  void ErasePending(uint32_t i);
+  uint32_t NextStamp();
+  void RenumberStamps();
   void HeapPush(Handle h);
   void HeapErase(Handle h);
   void HeapFix(Handle h);
@@ -151,14 +181,17 @@ class CachePolicy {
 
   int pass_ = 0;
   int unpinned_through_ = -1;  // largest pass released by UnpinPass
-  uint64_t clock_ = 0;
+  uint32_t clock_ = 0;  // the last stamp given
+  uint32_t stamp_limit_ = UINT32_MAX;
   std::vector<Entry> entries_;
   std::vector<Handle> free_;
-  std::unordered_map<uint64_t, Handle> index_;
+  HandleTable index_;                // key -> handle
   std::vector<Handle> heap_;         // unpinned rows; heap_[0] is the next victim
   std::vector<Handle> pinned_heap_;  // pinned rows, in the same order
   std::map<int, std::vector<Handle>> pins_;          // pass -> rows pinned for it (may be stale)
-  std::unordered_map<uint64_t, PinSet> pending_;     // absent key -> its pins
+  std::vector<Pending> pending_;                     // absent keys' pins; free ones have no bits
+  std::vector<uint32_t> pending_free_;
+  HandleTable pending_index_;                        // absent key -> index into pending_
   std::map<int, std::vector<uint64_t>> pending_keys_;  // pass -> keys pending for it (may be stale)
 };
 

@@ -43,9 +43,11 @@ struct MemPsOptions {
   bool evict_in_calls = true;
 };
 
-// DRAM bytes a cached row costs beyond its row_bytes: policy entry, hash index node and
-// bucket, heap slot, slot flags. Capacity counts rows at row_bytes + this.
-constexpr size_t kMemPsRowOverheadBytes = 112;
+// DRAM bytes a cached row costs beyond its row_bytes: its 32-byte policy entry (key, freq,
+// touch stamp, pins, heap position), its handle in the key index (about 7 bytes at the
+// index's average load), its heap slot and its flags byte. Capacity counts rows at
+// row_bytes + this; MemPsStats::resident_bytes reports what is actually allocated.
+constexpr size_t kMemPsRowOverheadBytes = 44;
 
 struct MemPsStats {
   uint64_t hits = 0;              // Get keys answered from the cache
@@ -59,7 +61,7 @@ struct MemPsStats {
   uint64_t bytes_flushed = 0;
   uint64_t flush_batches = 0;     // backing Puts issued
   uint64_t resident_rows = 0;
-  uint64_t resident_bytes = 0;    // resident_rows * (row_bytes + kMemPsRowOverheadBytes)
+  uint64_t resident_bytes = 0;    // DRAM allocated for rows and their index (arena, policy, flags)
   uint64_t pinned_rows = 0;
   uint64_t dirty_rows = 0;
   uint64_t capacity_rows = 0;
@@ -95,7 +97,8 @@ class MemPs : public RowStore {
 
   // num_keys() counts the keys of the cache and the backing store together, each once,
   // walking the cache (O(cached rows)). RowStore::stats() reports the store as a whole for
-  // live_keys (= num_keys()) and logical_bytes (live_keys x row_bytes); every other field
+  // live_keys (= num_keys()), logical_bytes (live_keys x row_bytes) and dram_bytes (the
+  // backing store's plus resident_bytes and the Bloom filter); every other field
   // (disk_bytes, live_bytes, index_bytes of the backing store's key index, I/O and
   // compaction counters) is the backing store's, passed through.
 };

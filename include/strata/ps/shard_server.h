@@ -41,9 +41,12 @@ namespace strata {
 struct TierCounters {
   enum Field {
     kCacheHits, kCacheMisses, kSsdRowsRead, kSsdRowsWritten, kSsdBytesRead, kSsdBytesWritten,
-    kSsdDiskBytes, kCompactions, kSsdLiveBytes, kSsdIndexBytes, kFields
+    kSsdDiskBytes, kCompactions, kSsdLiveBytes, kSsdIndexBytes,
+    kDramRows,   // rows held in DRAM: the MEM-PS's resident rows, or every row without one
+    kDramBytes,  // DRAM those rows and their index take, as allocated
+    kFields
   };
-  static bool IsLevel(int f) { return f == kSsdDiskBytes || f == kSsdLiveBytes || f == kSsdIndexBytes; }
+  static bool IsLevel(int f) { return f >= kSsdDiskBytes && f != kCompactions; }
   int64_t& operator[](int f) { return v[f]; }
   int64_t operator[](int f) const { return v[f]; }
   int64_t v[kFields] = {};

@@ -30,6 +30,7 @@ struct StoreStats {
   uint64_t compactions = 0;
   uint64_t compaction_bytes = 0;
   uint64_t index_bytes = 0;         // DRAM used by the key index
+  uint64_t dram_bytes = 0;          // DRAM the store allocates: its index and any rows it holds
   double space_amplification() const { return logical_bytes ? double(disk_bytes) / logical_bytes : 0; }
   double write_amplification() const { return user_bytes_written ? double(bytes_written) / user_bytes_written : 0; }
   double index_bytes_per_key() const { return live_keys ? double(index_bytes) / live_keys : 0; }

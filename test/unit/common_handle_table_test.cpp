@@ -1,0 +1,66 @@
+// HandleTable (strata/common/handle_table.h) against std::unordered_map under a seeded mix
+// of inserts and erases: first churn among a few dozen keys in a small array (probe runs
+// wrap around its end, and backward-shift erasure moves entries across it), then growth.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "strata/common/handle_table.h"
+
+namespace strata {
+namespace {
+
+TEST_CASE("common: handle table matches an exact map through inserts, erases and growth") {
+  std::vector<uint64_t> key_of_handle;  // the owner's records: handle -> key
+  std::vector<uint32_t> free_handles;
+  std::unordered_map<uint64_t, uint32_t> model;
+  HandleTable table;
+  auto key_of = [&](uint32_t h) { return key_of_handle[h]; };
+  std::mt19937_64 rng(17);
+  size_t peak = 0;
+  for (int op = 0; op < 200000; ++op) {
+    // Few distinct keys at first (crowded runs), more later (growth).
+    const uint64_t key = rng() % (op < 50000 ? 64 : 20000);
+    auto it = model.find(key);
+    if (it == model.end()) {
+      uint32_t h = static_cast<uint32_t>(key_of_handle.size());
+      if (!free_handles.empty()) {
+        h = free_handles.back();
+        free_handles.pop_back();
+      } else {
+        key_of_handle.push_back(0);
+      }
+      key_of_handle[h] = key;
+      table.Insert(key, h, key_of);
+      model.emplace(key, h);
+      peak = std::max(peak, model.size());
+    } else if (rng() % 3 != 0) {
+      table.Erase(key, key_of);
+      free_handles.push_back(it->second);
+      model.erase(it);
+    }
+    if (op % 997 == 0) {
+      REQUIRE(table.size() == model.size());
+      for (uint64_t k = 0; k < 20000; ++k) {
+        auto m = model.find(k);
+        REQUIRE(table.Find(k, key_of) == (m == model.end() ? HandleTable::kNone : m->second));
+      }
+    }
+  }
+  size_t visited = 0;
+  table.ForEach([&](uint32_t h) {
+    CHECK(model.at(key_of_handle[h]) == h);
+    ++visited;
+  });
+  CHECK(visited == model.size());
+  // At most 3/4 full, at least 3/8 full at its largest: 5.3 to 10.7 bytes a key.
+  CHECK(3 * table.bytes() >= 16 * peak);
+  CHECK(3 * table.bytes() <= 32 * peak);
+}
+
+}  // namespace
+}  // namespace strata
