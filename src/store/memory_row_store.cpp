@@ -1,7 +1,7 @@
 // In-memory RowStore: 64 lock-striped shards. A shard keeps each key with its row in one
 // arena slot ([key u64 | row], slots numbered in insertion order, never freed since a store
 // only grows) and indexes the slots with a HandleTable, so a row costs its bytes plus 8
-// for the key plus about 7 for the index (a 136-byte row about 1.11x, a 72-byte row 1.21x);
+// for the key plus about 9 for the index (a 136-byte row about 1.13x, a 72-byte row 1.24x);
 // stats().dram_bytes adds up what is allocated. Gets on different shards run in parallel; a
 // shard's shared_mutex lets Gets on one shard run together too. Used as the whole store when
 // the model fits in DRAM.

@@ -9,7 +9,7 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 11 >/dev/null
 common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
         --pass-examples 8000 --threads 1)
-# Rows are 8 x 2 floats + 8 bytes = 72 bytes, plus 44 bytes of cache overhead: a pass of
+# Rows are 8 x 2 floats + 8 bytes = 72 bytes, plus 46 bytes of cache overhead: a pass of
 # 8000 examples touches about 25k keys, so 2 passes' working sets are about 5.8 MB job-wide.
 run() {
   local name=$1 np=$2; shift 2

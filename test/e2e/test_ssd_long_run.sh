@@ -21,8 +21,8 @@ run() {
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
 }
 run dram 2 --mem-cache-gb 0
-# About 3k of the ~73k rows per rank fit in the cache (72-byte rows + 112 bytes of overhead).
-run ssd 2 --mem-cache-gb 0.0006 --ssd-dir "$dir/ssd" --ssd-segment-mb "$segment_mb"
+# About 3k of the ~73k rows per rank fit in the cache (72-byte rows + 46 bytes of overhead).
+run ssd 2 --mem-cache-gb 0.0004 --ssd-dir "$dir/ssd" --ssd-segment-mb "$segment_mb"
 grep -q "ssd [0-9.]*/[0-9.]* MB disk/live" "$dir/ssd.log" || die "the progress line does not show SSD-PS disk/live"
 /usr/bin/python3 - "$dir/ssd.jsonl" "$segment_mb" 2 <<'EOF' || die "the SSD-PS broke its disk bound or never compacted"
 import json, sys

@@ -28,7 +28,7 @@
 //
 // Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (two
 // indexed binary heaps: unpinned and pinned rows). A row costs a 32-byte entry, its 4-byte
-// heap slot and its handle in the key index (HandleTable: about 7 bytes); bytes() adds up
+// heap slot and its handle and tag in the key index (HandleTable: about 9 bytes); bytes() adds up
 // what is allocated. Handles are dense (0, 1, ... reused after eviction), so the cache
 // uses a row's handle as its slot in the row arena. Pins of uncached keys wait in a
 // second, 16-byte-entry table, listed by pass so that releasing a pass visits only its

@@ -44,10 +44,10 @@ struct MemPsOptions {
 };
 
 // DRAM bytes a cached row costs beyond its row_bytes: its 32-byte policy entry (key, freq,
-// touch stamp, pins, heap position), its handle in the key index (about 7 bytes at the
+// touch stamp, pins, heap position), its handle and tag in the key index (about 9 bytes at the
 // index's average load), its heap slot and its flags byte. Capacity counts rows at
 // row_bytes + this; MemPsStats::resident_bytes reports what is actually allocated.
-constexpr size_t kMemPsRowOverheadBytes = 44;
+constexpr size_t kMemPsRowOverheadBytes = 46;
 
 struct MemPsStats {
   uint64_t hits = 0;              // Get keys answered from the cache
