@@ -1,11 +1,14 @@
 // strata-train: the SPMD entry point. Parses flags and starts MPI, then runs the training
-// job. Exit status: 0 done; 2 a bad flag or config file (usage); 1 any other error (input
-// data, I/O, communication, device), reported once by rank 0 after all ranks agreed on it.
+// job. Exit status: 0 done; 2 a bad flag or config file (usage); 3 stopped by SIGTERM or
+// SIGUSR1 at a pass boundary, after its checkpoint (run again with --resume=auto); 1 any
+// other error (input data, I/O, communication, device), reported once by rank 0 after all
+// ranks agreed on it.
 #include <fmt/format.h>
 
 #include "strata/comm/comm.h"
 #include "strata/train/options.h"
 #include "strata/train/trainer.h"
+#include "train/stop_signal.h"
 
 int main(int argc, char** argv) {
   strata::MpiSession mpi(&argc, &argv);
@@ -20,7 +23,12 @@ int main(int argc, char** argv) {
     if (comm.rank() == 0) fmt::print("{}", options.help_text);
     return 0;
   }
+  strata::InstallStopHandlers();
   st = strata::RunTraining(options, &comm);
+  if (st.code() == strata::Status::Code::kStopped) {
+    if (comm.rank() == 0) fmt::print(stderr, "strata-train: {}\n", st.message());
+    return 3;
+  }
   if (!st.ok()) {
     if (comm.rank() == 0) fmt::print(stderr, "strata-train: error: {}\n", st.ToString());
     return 1;

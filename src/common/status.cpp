@@ -17,6 +17,7 @@ std::string Status::ToString() const {
     case Code::kCommError: name = "Comm error"; break;
     case Code::kDeviceError: name = "Device error"; break;
     case Code::kResourceExhausted: name = "Resource exhausted"; break;
+    case Code::kStopped: name = "Stopped"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -37,12 +37,13 @@ Status ByteSource::Read(char* buf, size_t n, size_t* got) {
     gzFile gz = static_cast<gzFile>(gz_);
     int want = static_cast<int>(std::min<size_t>(n, 1u << 30));
     int r = ::gzread(gz, buf, static_cast<unsigned>(want));
-    if (r < 0) {
-      int zerr = 0;
-      const char* msg = ::gzerror(gz, &zerr);
-      if (zerr == Z_ERRNO) return ErrnoStatus("cannot read input file " + path_, errno);
-      return Status::Corruption("input file " + path_ + ": bad gzip data: " + msg);
-    }
+    int zerr = Z_OK;
+    const char* msg = r < want ? ::gzerror(gz, &zerr) : "";
+    if (r < 0 && zerr == Z_ERRNO) return ErrnoStatus("cannot read input file " + path_, errno);
+    // A short read at the end of the data is fine; Z_BUF_ERROR says the file ended inside
+    // a gzip stream (a truncated file), which would otherwise pass for a shorter one.
+    if (zerr == Z_BUF_ERROR) return Status::Corruption("input file " + path_ + ": truncated gzip data (" + msg + ")");
+    if (r < 0 || zerr != Z_OK) return Status::Corruption("input file " + path_ + ": bad gzip data: " + msg);
     *got = static_cast<size_t>(r);
     return Status::OK();
   }

@@ -79,10 +79,29 @@ Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_n
   return comm_->AgreeOn(local);
 }
 
+Status Checkpointer::ResumeWanted(bool* resume) {
+  const bool in_dir = o_.resume.empty() || o_.resume == "auto";
+  if (!in_dir || o_.checkpoint_dir.empty()) {
+    *resume = !o_.resume.empty();
+    return Status::OK();
+  }
+  // Rank 0 looks (the directory is shared); every rank follows its answer.
+  std::string latest;
+  int64_t found[1] = {comm_->rank() == 0 && ckpt::ResolveCheckpoint(o_.checkpoint_dir, &latest).ok() ? 1 : 0};
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(found, 1));
+  *resume = found[0] != 0;
+  if (*resume && o_.resume.empty()) {
+    return Status::InvalidArgument("--checkpoint-dir " + o_.checkpoint_dir +
+                                   " holds an earlier run's checkpoints, which this run would overwrite: "
+                                   "pass --resume (or --resume=auto) to continue it, or choose another directory");
+  }
+  return Status::OK();
+}
+
 Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
   std::string path;
   ckpt::CheckpointMeta meta;
-  const std::string from = o_.resume == "LATEST" ? o_.checkpoint_dir : o_.resume;
+  const std::string from = o_.resume == "LATEST" || o_.resume == "auto" ? o_.checkpoint_dir : o_.resume;
   Status local = from.empty() ? Status::InvalidArgument("--resume needs --checkpoint-dir or a checkpoint path")
                               : ckpt::ResolveCheckpoint(from, &path);
   if (local.ok()) local = ckpt::ReadMeta(path, &meta);

@@ -44,6 +44,12 @@ class Checkpointer {
   // is read under the server's lock (concurrent pulls of prefetched passes wait).
   Status Write(const TrainProgress& progress, const HbmPs& hbm, ShardServer* server);
 
+  // Whether this job resumes: always with --resume (LATEST) or --resume=PATH; with
+  // --resume=auto when --checkpoint-dir holds a checkpoint (a requeued job continues, a
+  // first one starts fresh). Without --resume a --checkpoint-dir that already holds a
+  // checkpoint is an error: the run would overwrite the earlier run's checkpoints.
+  Status ResumeWanted(bool* resume);
+
   // Loads --resume's checkpoint: rows this rank owns go to the server, the dense model
   // into hbm, and where training stands into *progress.
   Status Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress);

@@ -1,6 +1,8 @@
 // Evaluator: read-only eval passes, predictions in global worker order, exact metrics.
 #include "train/evaluator.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "strata/comm/wire.h"
@@ -52,6 +54,11 @@ Status Evaluator::Evaluate(EvalResult* out) {
     y.resize(at + n);
     std::memcpy(&p[at], in.Take(n * sizeof(float)), n * sizeof(float));
     std::memcpy(&y[at], in.Take(n * sizeof(float)), n * sizeof(float));
+  }
+  // Every rank gathered the same predictions, so every rank stops here alike.
+  if (std::any_of(p.begin(), p.end(), [](float v) { return !std::isfinite(v); })) {
+    return Status::InvalidArgument("evaluation predicted non-finite probabilities: the model diverged "
+                                   "(lower --lr-dense or --lr-sparse)");
   }
   out->examples = static_cast<int64_t>(p.size());
   out->auc = ExactAuc(p.data(), y.data(), p.size());

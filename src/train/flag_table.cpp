@@ -64,7 +64,8 @@ FlagDef Words(FlagDef f, T Owner::*field, std::vector<std::pair<std::string, T>>
 
 FlagDef Text(FlagDef f, std::string TrainOptions::*field) {
   f.accepts = "text";
-  f.set = [field](std::string_view text, TrainOptions* o) {
+  f.set = [field, name = f.name](std::string_view text, TrainOptions* o) {
+    if (text.empty()) return Status::InvalidArgument("--" + std::string(name) + " needs a value, got an empty one");
     o->*field = text;
     return Status::OK();
   };
@@ -174,7 +175,7 @@ std::vector<FlagDef> MakeTable() {
       Text(Flag("checkpoint-dir", ckpt, "DIR", "directory of checkpoints (one is written at the end)"), &O::checkpoint_dir),
       Number(Flag("checkpoint-every-passes", ckpt, "N", "also checkpoint every N passes (0: only at the end)"), &O::checkpoint_every_passes, AtLeast(0)),
       Number(Flag("keep-checkpoints", ckpt, "N", "checkpoints kept; older ones are deleted"), &O::keep_checkpoints, Positive()),
-      Implicit(Text(Flag("resume", ckpt, "PATH", "resume from LATEST of --checkpoint-dir (--resume alone) or from the checkpoint PATH"), &O::resume), "LATEST"),
+      Implicit(Text(Flag("resume", ckpt, "PATH", "resume from LATEST of --checkpoint-dir (--resume alone), from the checkpoint PATH, or with --resume=auto from LATEST when there is one (a fresh start otherwise)"), &O::resume), "LATEST"),
       Text(Flag("export-delta-dir", ckpt, "DIR", "after each checkpoint, export the rows changed since the previous export"), &O::export_delta_dir),
       Text(Flag("metrics-out", ckpt, "FILE", "JSONL metrics: one record per pass, then a final record"), &O::metrics_out),
       Text(Flag("export-rows", ckpt, "DIR", "at the end, write every row as TSV to DIR/rows-<rank>.tsv"), &O::export_rows),

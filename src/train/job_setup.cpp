@@ -1,10 +1,15 @@
 // SetUpJob: backend, stores, plans and the start-up line.
 #include "train/job_setup.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "strata/common/row.h"
 #include "strata/data/input_files.h"
@@ -47,6 +52,29 @@ Status NewServer(const TrainOptions& o, int rank, std::unique_ptr<ShardServer>* 
   return Status::OK();
 }
 
+// An output directory this rank can write in: created when missing, then probed with a
+// file, so that a bad path fails the job before training instead of losing the run.
+Status CheckWritableDir(const char* flag, const std::string& dir, int rank) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError(fmt::format("{} {}: cannot create the directory: {}", flag, dir, ec.message()));
+  const std::string probe = fmt::format("{}/.strata-write-probe-{}-{}", dir, rank, ::getpid());
+  const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return ErrnoStatus(fmt::format("{} {}: cannot write in the directory", flag, dir), errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return Status::OK();
+}
+
+Status CheckOutputDirs(const TrainOptions& o, int rank) {
+  const std::pair<const char*, const std::string*> dirs[] = {
+      {"--checkpoint-dir", &o.checkpoint_dir}, {"--export-delta-dir", &o.export_delta_dir}, {"--export-rows", &o.export_rows}};
+  for (const auto& [flag, dir] : dirs) {
+    if (!dir->empty()) STRATA_RETURN_IF_ERROR(CheckWritableDir(flag, *dir, rank));
+  }
+  return Status::OK();
+}
+
 // The backend, the stores, and a pool of one thread per local worker.
 Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   const int local_ranks = std::max(1, comm->local_size());
@@ -73,6 +101,7 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 }  // namespace
 
 Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(CheckOutputDirs(o, comm->rank())));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, &out->train_plan));
   out->has_eval = !o.eval.empty();

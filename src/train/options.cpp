@@ -132,6 +132,9 @@ Status CheckCombination(const TrainOptions& o) {
   if (o.resume == "LATEST" && o.checkpoint_dir.empty()) {
     return Status::InvalidArgument("--resume without a path needs --checkpoint-dir");
   }
+  if (o.resume == "auto" && o.checkpoint_dir.empty()) {
+    return Status::InvalidArgument("--resume=auto needs --checkpoint-dir");
+  }
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");
   }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <cstdio>
 
 namespace strata {
@@ -17,6 +19,12 @@ int64_t PeakRssBytes() {
   }
   std::fclose(f);
   return kb * 1024;
+}
+
+void ReturnFreedMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 Status PassReporter::Open(const std::string& metrics_path) {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "strata/comm/param_exchange.h"
 #include "strata/common/stopwatch.h"
 #include "train/checkpointer.h"
@@ -18,6 +20,7 @@
 #include "train/pass_stats.h"
 #include "train/row_export.h"
 #include "train/step_loop.h"
+#include "train/stop_signal.h"
 
 namespace strata {
 namespace {
@@ -35,7 +38,9 @@ class Job {
                                              parts_.pool.get());
     reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get());
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(reporter_->Open(o_.metrics_out)));
-    if (!o_.resume.empty()) STRATA_RETURN_IF_ERROR(Resume());
+    bool resume = false;
+    STRATA_RETURN_IF_ERROR(checkpointer_.ResumeWanted(&resume));
+    if (resume) STRATA_RETURN_IF_ERROR(Resume());
     std::unique_ptr<PassPipeline> pipeline;
     STRATA_RETURN_IF_ERROR(PassPipeline::StartTraining(o_, parts_.train_plan, comm_, parts_.server.get(),
                                                        parts_.hbm.get(), Position(), o_.pipeline, &pipeline));
@@ -75,7 +80,21 @@ class Job {
       }
       STRATA_RETURN_IF_ERROR(reporter_->Report(&st));
       if (checkpointer_.PeriodicDue(progress_.passes)) STRATA_RETURN_IF_ERROR(WriteCheckpoint());
+      STRATA_RETURN_IF_ERROR(StopIfAsked());
     }
+  }
+
+  // At a pass boundary: when any rank got a stop signal, every rank writes the checkpoint
+  // of the passes so far and the job stops (Status::Stopped).
+  Status StopIfAsked() {
+    int64_t sig[1] = {StopSignal()};
+    STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(sig, 1));
+    if (sig[0] == 0) return Status::OK();
+    if (checkpointer_.FinalDue(progress_.passes)) STRATA_RETURN_IF_ERROR(WriteCheckpoint());
+    return Status::Stopped(fmt::format(
+        "stopped by SIG{} after pass {}; {}", sigabbrev_np(static_cast<int>(sig[0])), progress_.passes - 1,
+        o_.checkpoint_dir.empty() ? std::string("no --checkpoint-dir, so nothing was kept")
+                                  : "its checkpoint is in " + o_.checkpoint_dir + ": run again with --resume=auto"));
   }
 
   // Refresh and swap in the staged pass, run its steps, push its rows home.
@@ -89,6 +108,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(steps_->Run(*pass, &st->examples, &st->loss_sum));
     st->train_s = watch.Lap();
     STRATA_RETURN_IF_ERROR(PushBack(pass->routing));
+    ReturnFreedMemory();
     st->push_s = watch.Lap();
     int64_t sums[2] = {st->examples, static_cast<int64_t>(pass->routing.size())};
     double loss[1] = {st->loss_sum};
@@ -97,6 +117,11 @@ class Job {
     st->examples = sums[0];
     st->keys = sums[1];
     st->loss_sum = loss[0];
+    if (!std::isfinite(st->loss_sum)) {  // the same sum on every rank, so every rank stops
+      return Status::InvalidArgument(fmt::format(
+          "training diverged in pass {}: its train logloss is {} (lower --lr-dense or --lr-sparse)", pass->pass,
+          st->loss_sum));
+    }
     st->mpi_bytes = comm_->bytes_sent() - mpi_before;
     return Status::OK();
   }

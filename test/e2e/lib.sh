@@ -31,3 +31,11 @@ run_logged() {
   local log=$1 what=$2; shift 2
   "$@" >"$log" 2>&1 || die_with_log "$log" "$what failed"
 }
+# seed_pick SEED N: a number in [0, N) fixed by SEED (the same on every machine and run).
+seed_pick() { echo $(( ($1 * 1103515245 + 12345) % 2147483648 % $2 )); }
+# passes_done JSONL: the per-pass records a run's metrics file holds so far.
+passes_done() { local n; n=$(grep -c '"type":"pass"' "$1" 2>/dev/null); echo "${n:-0}"; }
+# wait_passes JSONL N PID: returns once the run has N pass records or PID has ended.
+wait_passes() { while [ "$(passes_done "$1")" -lt "$2" ] && kill -0 "$3" 2>/dev/null; do sleep 0.1; done; }
+# mpirun_of PID: the mpirun that PID (a background subshell of this test) started.
+mpirun_of() { local p; until p=$(pgrep -P "$1" -x mpirun); do kill -0 "$1" 2>/dev/null || return 1; sleep 0.05; done; echo "$p"; }

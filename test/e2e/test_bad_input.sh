@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input gets a clear message naming the file, line or flag and a nonzero exit:
-# malformed rows, an empty file, a missing file, bad flags, a config with an unknown key.
+# malformed rows, an empty file, a missing file, bad flags, a config with an unknown key,
+# a truncated .gz, unwritable output directories, a diverging run.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -36,3 +37,15 @@ expect 2 "\-\-train is required" $MPIRUN -np 1 "$TRAIN"
 printf '# comment\nbatch-size 64\nlearning-rate 0.1\n' >"$dir/bad.flags"
 expect 2 "bad.flags:3: unknown flag --learning-rate" run1 --train "$good" --config "$dir/bad.flags"
 expect 2 "cannot open .*nope.flags" run1 --train "$good" --config "$dir/nope.flags"
+# A truncated gzip input names the file (it is not taken for a shorter one).
+gzip -c "$good" | head -c 100000 >"$dir/cut.tsv.gz"
+expect 1 "cut.tsv.gz: truncated gzip data" run2 --train "$dir/cut.tsv.gz"
+# Output directories that cannot be written fail the job before its first pass.
+: >"$dir/a-file"
+for flag in --checkpoint-dir --export-rows --export-delta-dir; do
+  extra=(); [ "$flag" = --export-delta-dir ] && extra=(--checkpoint-dir "$dir/ckpt")
+  expect 1 "\\$flag .*a-file/out: cannot create the directory" run2 --train "$good" "${extra[@]}" "$flag" "$dir/a-file/out"
+  run2 --train "$good" "${extra[@]}" "$flag" "$dir/a-file/out" 2>&1 | grep -q "^pass" && die "$flag: a pass ran before the check"
+done
+# A diverging run stops at the pass whose loss is not finite, on every rank.
+expect 1 "training diverged in pass 0: its train logloss is .*nan" run2 --train "$good" --eval "$dir/data/eval.tsv" --lr-dense 1e38

@@ -32,13 +32,13 @@ train full 2 2 --export-delta-dir "$dir/deltas" || die_with_log "$dir/full.log" 
 passes=$(json_field "$dir/full.jsonl" passes)
 echo "full run: $passes passes, eval logloss $(json_field "$dir/full.jsonl" eval_logloss)"
 
-# Killed at a random moment after the first checkpoint, then resumed.
-RANDOM=$$
+# Killed with SIGKILL (its ranks and mpirun, by PID) once it has finished a number of
+# passes drawn from a seed (a checkpoint follows every pass), then resumed.
 ( train killed 2 2 || true ) &
 runner=$!
-until [ -f "$dir/ck-killed/LATEST" ]; do sleep 0.1; done
-sleep "0.$((RANDOM % 9 + 1))"
-pkill -KILL -f "ck-killed" || true
+mpirun_pid=$(mpirun_of "$runner") || die "the run's mpirun did not start"
+wait_passes "$dir/killed.jsonl" $(( 1 + $(seed_pick 13 8) )) "$runner"
+kill -KILL $(pgrep -P "$mpirun_pid") "$mpirun_pid" 2>/dev/null || true
 wait $runner || true
 echo "killed after $(cat "$dir/ck-killed/LATEST")"
 train killed 2 2 --resume || die_with_log "$dir/killed.log" "resume failed"

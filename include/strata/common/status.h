@@ -12,7 +12,7 @@ namespace strata {
 class Status {
  public:
   enum class Code { kOk = 0, kInvalidArgument, kNotFound, kCorruption, kIOError, kCommError,
-                    kDeviceError, kResourceExhausted };
+                    kDeviceError, kResourceExhausted, kStopped };
 
   Status() = default;
   static Status OK() { return Status(); }
@@ -23,6 +23,8 @@ class Status {
   static Status CommError(std::string msg) { return Status(Code::kCommError, std::move(msg)); }
   static Status DeviceError(std::string msg) { return Status(Code::kDeviceError, std::move(msg)); }
   static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
+  // Not a failure: the job stopped early on request (a signal) and can be continued.
+  static Status Stopped(std::string msg) { return Status(Code::kStopped, std::move(msg)); }
 
   static Status WithCode(Code code, std::string msg) { return Status(code, std::move(msg)); }
 
