@@ -7,6 +7,12 @@
 namespace strata::ckpt::h5 {
 namespace {
 
+// HDF5 closes every open file at exit. A file whose close failed (a full disk) stays open
+// in its tables, and that second close crashes inside the library after the error was
+// reported (exit 139 instead of 1). The files' errors are handled where they occur, so
+// the process leaves cleanup at exit to the OS. Runs before main, before any HDF5 call.
+const bool kNoAtExit = H5dont_atexit() >= 0;
+
 herr_t KeepInnermost(unsigned, const H5E_error2_t* err, void* data) {
   if (err->desc && err->desc[0]) *static_cast<std::string*>(data) = err->desc;
   return 0;

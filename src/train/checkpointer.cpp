@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "strata/ckpt/checkpoint.h"
 #include "strata/comm/wire.h"
@@ -44,10 +45,23 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   return meta;
 }
 
+// A failed write leaves no temporary directory behind: every rank is done with it once the
+// failure is agreed, so rank 0 removes it (the previous checkpoint stays selected).
 Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                               int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
                               ShardServer* server) {
   const std::string tmp = dir + "/" + ckpt::TmpName(final_name);
+  const Status st = WriteAndPublish(dir, tmp, final_name, min_last_pass, base_pass, keep, progress, hbm, server);
+  if (!st.ok() && comm_->rank() == 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp, ec);
+  }
+  return st;
+}
+
+Status Checkpointer::WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
+                                     uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
+                                     const HbmPs& hbm, ShardServer* server) {
   const RowLayout layout{o_.model.embedding_dim};
   ckpt::RankFileInfo info;
   Status local = server->WithStore([&](RowStore& store) {

@@ -58,6 +58,9 @@ class Checkpointer {
   Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
                   int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
                   ShardServer* server);
+  Status WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
+                         uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
+                         const HbmPs& hbm, ShardServer* server);
   ckpt::CheckpointMeta MetaOf(const TrainProgress& progress, uint32_t min_last_pass, int64_t base_pass) const;
 
   const TrainOptions& o_;
