@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: generates a synthetic dataset (if absent), trains it with mpirun on 2 ranks
-# on the CPU backend, and prints the final eval AUC next to the generator's oracle AUC.
+# on the CPU backend, prints the final eval AUC next to the generator's oracle AUC, and
+# plots the run's metrics into runs/demo-metrics.png (tools/strata-plot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,3 +17,4 @@ auc=$(json_field runs/demo-metrics.jsonl eval_auc)
 oracle=$(/usr/bin/python3 -c "import json; print(json.load(open('$DATA/oracle.json'))['oracle_auc'])")
 printf 'eval AUC %.4f, oracle AUC %.4f (gap %.4f); metrics in runs/demo-metrics.jsonl\n' "$auc" "$oracle" \
   "$(/usr/bin/python3 -c "print($oracle - $auc)")"
+tools/strata-plot runs/demo-metrics.jsonl -o runs/demo-metrics.png
