@@ -67,6 +67,7 @@ Status Checkpointer::WriteAndPublish(const std::string& dir, const std::string& 
   Status local = server->WithStore([&](RowStore& store) {
     return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, min_last_pass, &info);
   });
+  if (local.ok()) local = InjectedFailure("checkpoint", comm_->rank());
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   // Every rank's file and data position travel to rank 0.
   std::string mine;

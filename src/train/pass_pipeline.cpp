@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
 
 namespace strata {
@@ -114,12 +115,10 @@ void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) 
 
 void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   const Stopwatch watch;
-  if (hbm_) {
-    pass->error = comm->AgreeOn(
-        exchange->Pull(pass->pass, std::move(pass->keys), &pass->rows, &pass->held, &pass->routing));
-  } else {
-    pass->error = comm->AgreeOn(exchange->PullReadOnly(&pass->keys, &pass->rows));
-  }
+  Status st = hbm_ ? exchange->Pull(pass->pass, std::move(pass->keys), &pass->rows, &pass->held, &pass->routing)
+                  : exchange->PullReadOnly(&pass->keys, &pass->rows);
+  if (st.ok()) st = InjectedFailure("pull", comm->rank());
+  pass->error = comm->AgreeOn(st);
   pass->pull_s = watch.Seconds();
 }
 
@@ -133,6 +132,7 @@ void PassPipeline::StageIn(Comm* comm, PassData* pass) {
     if (st.ok()) st = hbm_->Stage(part_keys, n, rows);
   });
   pass->rows.Clear();
+  if (st.ok()) st = InjectedFailure("stage", comm->rank());
   pass->error = comm->AgreeOn(st);
   pass->stage_s = watch.Seconds();
 }

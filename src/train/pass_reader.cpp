@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
 
 namespace strata {
@@ -48,7 +49,9 @@ void PassReader::Read(Comm* comm, PassData* out) {
   const int64_t steps_per_pass = std::max<int64_t>(1, (o_.pass_examples + global_batch - 1) / global_batch);
   while (!done_ && epoch_ < o_.epochs) {
     int64_t counts[2];
-    Status st = comm->AgreeOn(ReadBatches(steps_per_pass, out, counts));
+    Status st = ReadBatches(steps_per_pass, out, counts);
+    if (st.ok()) st = InjectedFailure("read", comm->rank());
+    st = comm->AgreeOn(st);
     int64_t most[1] = {counts[0]}, bad[1] = {counts[1]};
     if (st.ok()) st = comm->AllreduceMax(most, 1);
     if (st.ok()) st = comm->AllreduceSum(bad, 1);

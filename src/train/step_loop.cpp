@@ -1,6 +1,8 @@
 // StepLoop: compute, reduce and apply, step by step.
 #include "train/step_loop.h"
 
+#include "strata/common/fault_point.h"
+
 namespace strata {
 StepLoop::StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
                    int num_slots, int num_dense)
@@ -25,7 +27,9 @@ Status StepLoop::ComputeAll(const PassData& pass, int64_t step) {
     const Batch& b = step < static_cast<int64_t>(mine.size()) ? mine[step] : empty_;
     status_[g] = hbm_->ComputeGradients(static_cast<int>(g), b, scale_, &grads_[g]);
   });
-  return comm_->AgreeOn(FirstError(status_));
+  Status st = FirstError(status_);
+  if (st.ok()) st = InjectedFailure("train", comm_->rank());
+  return comm_->AgreeOn(st);
 }
 
 Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* loss_sum) {

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "strata/comm/param_exchange.h"
+#include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
 #include "train/checkpointer.h"
 #include "train/evaluator.h"
@@ -129,8 +130,11 @@ class Job {
   // The pass's final rows go home; this rank remembers which it holds for the next refresh.
   Status PushBack(const PassRouting& routing) {
     HbmPs* hbm = parts_.hbm.get();
-    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(exchange_->PushBack(
-        routing, [hbm](const uint64_t* keys, size_t n, uint8_t* rows) { return hbm->Export(keys, n, rows); })));
+    const int rank = comm_->rank();
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(exchange_->PushBack(routing, [hbm, rank](const uint64_t* keys, size_t n, uint8_t* rows) {
+      const Status injected = InjectedFailure("push", rank);
+      return injected.ok() ? hbm->Export(keys, n, rows) : injected;
+    })));
     refresh_.Remember(routing.keys());
     return Status::OK();
   }
