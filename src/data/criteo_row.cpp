@@ -94,6 +94,16 @@ struct BatchMark {
 };
 
 // Why a row failed: a wrong column count explains everything, so it is checked first.
+// A field as quoted in an error: whole up to 64 bytes, else its start and its length (a
+// multi-megabyte field must not be echoed into the log).
+std::string Quoted(std::string_view field) {
+  constexpr size_t kShown = 64;
+  std::string quoted = "'";
+  quoted.append(field.substr(0, kShown));
+  quoted.append(field.size() <= kShown ? "'" : "...' (" + std::to_string(field.size()) + " bytes)");
+  return quoted;
+}
+
 bool Fail(std::string_view line, const TsvSchema& schema, const std::string& why, std::string* reason) {
   const size_t expected = static_cast<size_t>(schema.columns());
   const size_t got = CountColumns(line);
@@ -110,7 +120,7 @@ bool ParseDense(FieldCursor* fields, const TsvSchema& schema, Batch* out, std::s
     if (!field.empty()) {
       auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
       if (ec != std::errc() || ptr != field.data() + field.size()) {
-        *bad = "integer column I" + std::to_string(j + 1) + " is not a number: '" + std::string(field) + "'";
+        *bad = "integer column I" + std::to_string(j + 1) + " is not a number: " + Quoted(field);
         return false;
       }
     }
@@ -137,7 +147,7 @@ bool ParseCriteoRow(std::string_view line, const TsvSchema& schema, Batch* out, 
   std::string_view field;
   fields.Next(&field);
   if (field != "0" && field != "1") {
-    return Fail(line, schema, "bad label '" + std::string(field) + "' (must be 0 or 1)", reason);
+    return Fail(line, schema, "bad label " + Quoted(field) + " (must be 0 or 1)", reason);
   }
   const BatchMark mark(*out);
   std::string bad;

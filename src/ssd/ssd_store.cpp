@@ -51,6 +51,7 @@ Status SsdStoreImpl::Open() {
   std::error_code ec;
   std::filesystem::create_directories(opts_.dir, ec);
   if (ec) return Status::IOError("create directory " + opts_.dir + ": " + ec.message());
+  STRATA_RETURN_IF_ERROR(DirLock::Acquire(opts_.dir, "SSD-PS directory", &lock_));
   STRATA_RETURN_IF_ERROR(Recover());
   if (opts_.background_compaction) {
     bg_thread_ = std::thread(&SsdStoreImpl::BackgroundLoop, this);

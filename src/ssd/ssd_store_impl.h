@@ -27,6 +27,7 @@
 #include "ssd/location.h"
 #include "ssd/record_index.h"
 #include "ssd/segment.h"
+#include "strata/common/dir_lock.h"
 #include "strata/ssd/ssd_store.h"
 
 namespace strata::ssd {
@@ -132,6 +133,7 @@ class SsdStoreImpl final : public SsdStore {
   Status AbandonRound(Round* round, const Status& st);
 
   const SsdOptions opts_;
+  std::unique_ptr<DirLock> lock_;  // this store's claim on opts_.dir, held while open
   const RecordLayout layout_;
   std::atomic<uint64_t> next_file_{1};
   std::atomic<uint64_t> sync_epoch_{0};   // completed Sync commits

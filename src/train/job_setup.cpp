@@ -101,7 +101,11 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 }  // namespace
 
 Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
-  STRATA_RETURN_IF_ERROR(comm->AgreeOn(CheckOutputDirs(o, comm->rank())));
+  Status local = CheckOutputDirs(o, comm->rank());
+  if (local.ok() && comm->rank() == 0 && !o.checkpoint_dir.empty()) {
+    local = DirLock::Acquire(o.checkpoint_dir, "--checkpoint-dir", &out->checkpoint_lock);
+  }
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, &out->train_plan));
   out->has_eval = !o.eval.empty();

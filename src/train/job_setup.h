@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "strata/comm/comm.h"
+#include "strata/common/dir_lock.h"
 #include "strata/common/thread_pool.h"
 #include "strata/data/shard_plan.h"
 #include "strata/hbm/hbm_ps.h"
@@ -23,6 +24,7 @@ struct JobParts {
   std::unique_ptr<ShardServer> server;
   ShardPlan train_plan, eval_plan;
   bool has_eval = false;
+  std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
 };
 
 Status SetUpJob(const TrainOptions& options, Comm* comm, JobParts* out);

@@ -108,6 +108,7 @@ Status ReadConfigFile(const std::string& path, const std::set<std::string_view>&
       return Status::InvalidArgument("--config " + where + ": unknown flag --" + key);
     }
     if (from_cli.count(f->name)) continue;
+    if (value.empty()) value = f->implicit;  // a bare `resume` line means what --resume alone does
     if (value.empty()) return Status::InvalidArgument("--config " + where + ": --" + key + " needs a value");
     out->push_back({f, value, where});
   }

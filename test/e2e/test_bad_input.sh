@@ -49,3 +49,16 @@ for flag in --checkpoint-dir --export-rows --export-delta-dir; do
 done
 # A diverging run stops at the pass whose loss is not finite, on every rank.
 expect 1 "training diverged in pass 0: its train logloss is .*nan" run2 --train "$good" --eval "$dir/data/eval.tsv" --lr-dense 1e38
+# A huge bad field is quoted by its start and length, not echoed whole.
+/usr/bin/python3 -c "
+import sys
+rows = open(sys.argv[1]).read().splitlines()[:50]
+fields = rows[3].split('\t'); fields[2] = 'x' * 1000000; rows[3] = '\t'.join(fields)
+open(sys.argv[2], 'w').write('\n'.join(rows) + '\n')" "$good" "$dir/huge.tsv"
+out=$(run1 --train "$dir/huge.tsv" --max-bad-rows 0 2>&1) && die "a run with a bad row and --max-bad-rows 0 passed"
+grep -q "huge.tsv:4: .*'xxxx*\.\.\.' (1000000 bytes)" <<<"$out" || die "the bad field is not quoted by its start and length: ${out:0:500}"
+[ "${#out}" -lt 20000 ] || die "a 1 MB bad field made ${#out} bytes of output"
+echo "ok: a 1 MB bad field is quoted in ${#out} bytes of output"
+# A bare `resume` line in a config file means what --resume alone does.
+printf 'resume\n' >"$dir/resume.flags"
+expect 1 "neither a checkpoint .*nor a checkpoint directory" run1 --train "$good" --config "$dir/resume.flags" --checkpoint-dir "$dir/no-ckpt"

@@ -4,8 +4,9 @@
 # stops it at the next pass boundary with exit 3 after writing a checkpoint; the same
 # command run again resumes and ends bitwise equal (rows, eval metrics) to an
 # uninterrupted run. Without --resume, a directory holding checkpoints is refused, not
-# overwritten. The stop comes once the run has finished a number of passes drawn from a
-# seed; which pass it stops at varies with timing, the result may not.
+# overwritten; a second job on a running job's directory is refused too. The stop comes a
+# number of passes (drawn from a seed) after that; which pass it stops at varies with
+# timing, the result may not.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -25,7 +26,11 @@ stop_after=$(( 3 + $(seed_pick 17 20) ))
 run job --checkpoint-dir "$dir/ck-job" --resume=auto &
 job=$!
 mpirun_pid=$(mpirun_of "$job") || die "the job's mpirun did not start"
-wait_passes "$dir/job.jsonl" "$stop_after" "$job"
+# Once it runs, a second job on its checkpoint directory is refused (the LOCK it holds).
+wait_passes "$dir/job.jsonl" 1 "$job"
+out=$(run second --checkpoint-dir "$dir/ck-job" --resume=auto 2>&1) && die "a second job shared $dir/ck-job"
+grep -q "ck-job is in use by another job" "$dir/second.log" || die_with_log "$dir/second.log" "no in-use message"
+wait_passes "$dir/job.jsonl" $(( $(passes_done "$dir/job.jsonl") + stop_after )) "$job"
 kill -USR1 "$mpirun_pid"
 rc=0; wait "$job" || rc=$?
 [ "$rc" -eq 3 ] || die_with_log "$dir/job.log" "exit $rc after SIGUSR1, want 3"
@@ -33,7 +38,7 @@ grep -q "stopped by SIGUSR1 after pass [0-9]*; its checkpoint is in .*--resume=a
   || die_with_log "$dir/job.log" "no stop message"
 stopped=$(passes_done "$dir/job.jsonl")
 [ -s "$dir/ck-job/LATEST" ] || die "no checkpoint after the stop"
-echo "ok: stopped with exit 3 after $stopped passes (signal after $stop_after), $(cat "$dir/ck-job/LATEST") written"
+echo "ok: stopped with exit 3 after $stopped passes, $(cat "$dir/ck-job/LATEST") written"
 
 out=$(run refused --checkpoint-dir "$dir/ck-job" 2>&1) && die "a run without --resume overwrote $dir/ck-job"
 grep -q "holds an earlier run's checkpoints" "$dir/refused.log" || die_with_log "$dir/refused.log" "no refusal message"

@@ -126,6 +126,7 @@ TEST_CASE("ssd cache: starts empty over an old store and writes no manifest") {
   CHECK(store->stats().compactions > 0);
   size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.store())) {
+    if (e.path().filename() == "LOCK") continue;  // the open store's claim on its directory
     CHECK(ssd::ParseSegmentFileName(e.path().filename().string()) != 0);
     ++files;
   }
@@ -169,6 +170,18 @@ TEST_CASE("ssd cache: gets stay correct while the compactor rewrites segments") 
   REQUIRE(store->WaitForCompaction().ok());
   CHECK(store->stats().compactions > 0);
   ExpectMatches(*store, model);
+}
+
+TEST_CASE("ssd: a second store on an open store's directory is refused naming it; closing frees it") {
+  TempDir dir;
+  std::unique_ptr<SsdStore> first, second;
+  REQUIRE(OpenSsdStore(CacheOptions(dir.store()), &first).ok());
+  const Status st = OpenSsdStore(CacheOptions(dir.store()), &second);
+  CHECK(!st.ok());
+  CHECK(st.message().find("is in use by another job") != std::string::npos);
+  CHECK(st.message().find(dir.store()) != std::string::npos);
+  first.reset();
+  CHECK(OpenSsdStore(CacheOptions(dir.store()), &second).ok());
 }
 
 }  // namespace strata::ssd_test
