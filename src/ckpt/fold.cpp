@@ -74,9 +74,9 @@ Status ApplyDelta(const std::string& delta_path, LoadedModel* model) {
   STRATA_RETURN_IF_ERROR(ReadMeta(delta_path, &delta));
   CheckpointMeta& m = model->meta_;
   if (delta.kind != Kind::kDelta) return Status::InvalidArgument(delta_path + ": not a delta export");
-  if (delta.base_pass != m.pass) {
+  if (delta.base_pass != m.progress.pass) {
     return Status::InvalidArgument(delta_path + ": applies on top of pass " + std::to_string(delta.base_pass) +
-                                   ", the model is at pass " + std::to_string(m.pass) + " (missing or reordered delta?)");
+                                   ", the model is at pass " + std::to_string(m.progress.pass) + " (missing or reordered delta?)");
   }
   STRATA_RETURN_IF_ERROR(CheckCompatible(m, delta.model));
   for (int f = 0; f < delta.ranks; ++f) {
@@ -85,10 +85,7 @@ Status ApplyDelta(const std::string& delta_path, LoadedModel* model) {
       return Status::OK();
     }));
   }
-  m.pass = delta.pass;
-  m.epoch = delta.epoch;
-  m.examples = delta.examples;
-  m.global_step = delta.global_step;
+  m.progress = delta.progress;
   m.workers = delta.workers;
   m.data_position = delta.data_position;
   m.dense = delta.dense;
@@ -127,8 +124,8 @@ Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* dif
     }));
   }
   diff->removed = a.size() - in_both;
-  diff->pass_a = a.meta().pass;
-  diff->pass_b = b.pass;
+  diff->pass_a = a.meta().progress.pass;
+  diff->pass_b = b.progress.pass;
   DiffDense(a.meta().dense, b.dense, diff);
   return Status::OK();
 }

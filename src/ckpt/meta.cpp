@@ -123,8 +123,10 @@ struct RootField {
 };
 
 std::vector<RootField> RootFields(CheckpointMeta* m) {
-  return {{"pass", H5T_NATIVE_INT64, &m->pass},       {"epoch", H5T_NATIVE_INT64, &m->epoch},
-          {"examples", H5T_NATIVE_INT64, &m->examples}, {"global_step", H5T_NATIVE_INT64, &m->global_step},
+  return {{"pass", H5T_NATIVE_INT64, &m->progress.pass},
+          {"epoch", H5T_NATIVE_INT64, &m->progress.epoch},
+          {"examples", H5T_NATIVE_INT64, &m->progress.examples},
+          {"global_step", H5T_NATIVE_INT64, &m->progress.global_step},
           {"ranks", H5T_NATIVE_INT, &m->ranks},         {"workers", H5T_NATIVE_INT, &m->workers},
           {"base_pass", H5T_NATIVE_INT64, &m->base_pass}, {"min_last_pass", H5T_NATIVE_UINT32, &m->min_last_pass}};
 }

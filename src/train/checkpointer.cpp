@@ -34,10 +34,7 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
   meta.flags = o_.command_line;
   meta.model = o_.model;
-  meta.pass = progress.passes;
-  meta.epoch = progress.epoch;
-  meta.examples = progress.examples;
-  meta.global_step = progress.steps;
+  meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};
   meta.ranks = comm_->size();
   meta.workers = comm_->size() * o_.workers_per_rank;
   meta.base_pass = base_pass;
@@ -132,14 +129,14 @@ Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* prog
                               [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
   if (local.ok()) local = hbm->SetDenseState(meta.dense);
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-  progress->passes = static_cast<int>(meta.pass);
-  progress->epoch = static_cast<int>(meta.epoch);
-  progress->examples = meta.examples;
-  progress->steps = meta.global_step;
+  progress->passes = static_cast<int>(meta.progress.pass);
+  progress->epoch = static_cast<int>(meta.progress.epoch);
+  progress->examples = meta.progress.examples;
+  progress->steps = meta.progress.global_step;
   const size_t first = static_cast<size_t>(comm_->rank()) * o_.workers_per_rank;
   progress->local_lines.assign(meta.data_position.begin() + first,
                                meta.data_position.begin() + first + o_.workers_per_rank);
-  last_export_pass_ = meta.pass;
+  last_export_pass_ = meta.progress.pass;
   return Status::OK();
 }
 

@@ -30,10 +30,10 @@ TEST_CASE("ckpt: rows and meta read back bitwise") {
   CHECK(got.model.mlp == meta.model.mlp);
   CHECK(got.model.lr_sparse == meta.model.lr_sparse);
   CHECK(got.model.seed == meta.model.seed);
-  CHECK(got.pass == 5);
-  CHECK(got.epoch == meta.epoch);
-  CHECK(got.examples == meta.examples);
-  CHECK(got.global_step == meta.global_step);
+  CHECK(got.progress.pass == 5);
+  CHECK(got.progress.epoch == meta.progress.epoch);
+  CHECK(got.progress.examples == meta.progress.examples);
+  CHECK(got.progress.global_step == meta.progress.global_step);
   CHECK(got.ranks == 2);
   CHECK(got.workers == 4);
   CHECK(got.data_position == meta.data_position);

@@ -75,10 +75,10 @@ inline ckpt::CheckpointMeta MakeMeta(const Job& job, int64_t pass, uint64_t seed
   ckpt::CheckpointMeta m;
   m.flags = "--embedding-dim=4 --mlp=8,4 --seed=" + std::to_string(seed);
   m.model = job.spec;
-  m.pass = pass;
-  m.epoch = pass / 2;
-  m.examples = pass * 1000 + 7;
-  m.global_step = pass * 10 + 3;
+  m.progress.pass = pass;
+  m.progress.epoch = pass / 2;
+  m.progress.examples = pass * 1000 + 7;
+  m.progress.global_step = pass * 10 + 3;
   m.ranks = job.ranks();
   m.workers = 2 * job.ranks();
   for (int w = 0; w < m.workers; ++w) m.data_position.push_back(pass * 100 + w);
@@ -90,7 +90,7 @@ inline ckpt::CheckpointMeta MakeMeta(const Job& job, int64_t pass, uint64_t seed
     m.dense.m.push_back(g(rng));
     m.dense.v.push_back(std::fabs(g(rng)));
   }
-  m.dense.steps = m.global_step;
+  m.dense.steps = m.progress.global_step;
   return m;
 }
 

@@ -109,29 +109,22 @@ TEST_CASE("ssd: kill -9 at random instants recovers exactly the last completed s
     CAPTURE(seed);
     TempDir dir;
     SsdOptions opts = SmallOptions(dir.store(), kRowBytes);
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::close(fds[0]);
-      RunChild(opts, seed, fds[1]);
-    }
-    ::close(fds[1]);
+    int from_child = -1;
+    const pid_t pid = ForkChild(&from_child, [&](int to_parent) { RunChild(opts, seed, to_parent); });
     // Kill point: after a seeded number of reported syncs plus a seeded delay, so it
     // lands anywhere in the stream however fast the machine runs.
     std::mt19937_64 rng(seed * 7919);
     const uint64_t target = rng() % 40;
     uint64_t syncs = 0, v = 0;
-    while (syncs < target && ::read(fds[0], &v, sizeof(v)) == sizeof(v)) syncs = v;
+    while (syncs < target && ::read(from_child, &v, sizeof(v)) == sizeof(v)) syncs = v;
     ::usleep(static_cast<useconds_t>(rng() % 3000));
     ::kill(pid, SIGKILL);
     int wstatus = 0;
     REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
     REQUIRE_MESSAGE((WIFSIGNALED(wstatus) || WEXITSTATUS(wstatus) == 0),
                     "child failed with exit code " << WEXITSTATUS(wstatus));
-    while (::read(fds[0], &v, sizeof(v)) == sizeof(v)) syncs = v;
-    ::close(fds[0]);
+    while (::read(from_child, &v, sizeof(v)) == sizeof(v)) syncs = v;
+    ::close(from_child);
 
     Model at_k, at_next;
     ModelAtSyncs(seed, syncs, &at_k, &at_next);

@@ -87,21 +87,14 @@ SsdOptions DiskFullOptions(const std::string& dir) {
 
 TEST_CASE("ssd: a full disk gives a clear error and loses no synced row") {
   TempDir dir;
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    RunChild(dir.store(), fds[1]);
-  }
-  ::close(fds[1]);
+  int from_child = -1;
+  const pid_t pid = ForkChild(&from_child, [&](int to_parent) { RunChild(dir.store(), to_parent); });
   int wstatus = 0;
   REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
   std::string report;
   char buf[256];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;) report.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
+  for (ssize_t n; (n = ::read(from_child, buf, sizeof(buf))) > 0;) report.append(buf, static_cast<size_t>(n));
+  ::close(from_child);
   uint64_t synced = 0;
   for (size_t at = report.find("synced "); at != std::string::npos; at = report.find("synced ", at + 1)) {
     synced = std::stoull(report.substr(at + 7));

@@ -111,6 +111,24 @@ inline void ExpectMatches(SsdStore& store, const Model& model, const std::vector
   CHECK(scan_mismatches == 0);
 }
 
+// Forks a child that runs child(write_fd) and exits; the parent gets its pid and, in
+// *read_fd, the read end of a pipe from it.
+template <typename F>
+pid_t ForkChild(int* read_fd, F&& child) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  *read_fd = fds[0];
+  return pid;
+}
+
 inline std::unique_ptr<SsdStore> OpenOrDie(const SsdOptions& opts) {
   std::unique_ptr<SsdStore> store;
   const Status st = OpenSsdStore(opts, &store);

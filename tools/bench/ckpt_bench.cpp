@@ -192,7 +192,7 @@ ckpt::CheckpointMeta MakeMeta(const Model& m) {
   ckpt::CheckpointMeta meta;
   meta.flags = "--embedding-dim=" + std::to_string(m.spec.embedding_dim);
   meta.model = m.spec;
-  meta.pass = 1;
+  meta.progress.pass = 1;
   meta.ranks = kRanks;
   meta.workers = kRanks;
   meta.data_position.assign(kRanks, 0);
@@ -207,7 +207,7 @@ ckpt::CheckpointMeta MakeMeta(const Model& m) {
 double WriteCheckpoint(Model& m, const std::string& dir, int64_t pass) {
   const auto t = Clock::now();
   ckpt::CheckpointMeta meta = MakeMeta(m);
-  meta.pass = pass;
+  meta.progress.pass = pass;
   const std::string name = ckpt::CheckpointName(pass), tmp = dir + "/" + ckpt::TmpName(name);
   for (int r = 0; r < kRanks; ++r) Check(ckpt::WriteRankRows(tmp, r, m.layout, *m.stores[r], 0, &meta.rank_files[r]));
   Check(ckpt::WriteMeta(tmp, meta));

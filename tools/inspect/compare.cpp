@@ -50,7 +50,7 @@ Status Fold(const Args& args) {
     STRATA_RETURN_IF_ERROR(ckpt::ResolveCheckpoint(args.positional[i], &delta));
     STRATA_RETURN_IF_ERROR(ckpt::ApplyDelta(delta, &model));
     std::printf("applied      %s: now pass %lld, %zu rows\n", delta.c_str(),
-                static_cast<long long>(model.meta().pass), model.size());
+                static_cast<long long>(model.meta().progress.pass), model.size());
   }
   if (!args.options.count("check")) return Status::OK();
   std::string check;

@@ -65,8 +65,8 @@ Status Summary(const Args& args) {
                 static_cast<long long>(meta.base_pass), meta.min_last_pass);
   }
   std::printf("progress     pass %lld, epoch %lld, %lld examples, global step %lld\n",
-              static_cast<long long>(meta.pass), static_cast<long long>(meta.epoch),
-              static_cast<long long>(meta.examples), static_cast<long long>(meta.global_step));
+              static_cast<long long>(meta.progress.pass), static_cast<long long>(meta.progress.epoch),
+              static_cast<long long>(meta.progress.examples), static_cast<long long>(meta.progress.global_step));
   std::printf("job          %d ranks, %d workers; data position", meta.ranks, meta.workers);
   for (uint64_t p : meta.data_position) std::printf(" %llu", static_cast<unsigned long long>(p));
   std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g), dense %s (lr %g), seed %llu\n",

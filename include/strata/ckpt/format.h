@@ -75,15 +75,21 @@ struct RankFileInfo {
   uint32_t crc32 = 0;
 };
 
+// How far training had come when a checkpoint was taken. A delta carries its own, which
+// folding it onto a model adopts whole.
+struct Progress {
+  int64_t pass = 0;               // passes completed
+  int64_t epoch = 0;
+  int64_t examples = 0;           // examples trained so far, job-wide
+  int64_t global_step = 0;
+};
+
 struct CheckpointMeta {
   int format_version = kFormatVersion;
   Kind kind = Kind::kFull;
   std::string flags;              // the effective command line of the writing job
   ModelSpec model;                // every field is stored; CheckCompatible says which must match
-  int64_t pass = 0;               // passes completed
-  int64_t epoch = 0;
-  int64_t examples = 0;           // examples trained so far, job-wide
-  int64_t global_step = 0;
+  Progress progress;
   int ranks = 1;                  // ranks of the writing job = number of rows-<r>.h5 files
   int workers = 1;                // W, global workers
   std::vector<uint64_t> data_position;  // (workers) lines consumed in the current epoch
