@@ -2,7 +2,7 @@
 # Runs every test of `make test` and ends with one line "N passed, N failed".
 #   unit: doctest cases of $BUILD/strata-unit-tests (each case counts once)
 #   mpi:  doctest cases of $BUILD/strata-mpi-tests under mpirun -np 3
-#   e2e:  each test/e2e/*.sh counts once (exit 0 pass, 77 skip, else fail)
+#   e2e:  each test/e2e/*.sh and test/slurm/*.sh counts once (exit 0 pass, 77 skip, else fail)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,8 +32,8 @@ if [ -x "$BUILD/strata-mpi-tests" ]; then
   count_doctest "$log_dir/mpi.log"
 fi
 
-echo "== end-to-end tests"
-for t in test/e2e/test_*.sh; do
+echo "== end-to-end tests (test/e2e, and Slurm in test/slurm)"
+for t in test/e2e/test_*.sh test/slurm/test_*.sh; do
   name=$(basename "$t" .sh)
   start=$(date +%s)
   bash "$t" >"$log_dir/$name.log" 2>&1

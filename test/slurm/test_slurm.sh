@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# jobs/strata-train.slurm on a real Slurm: Debian's slurmctld, slurmd and munge (installed
+# when missing) started on localhost as processes this test owns, with their own munge key
+# and socket and free ports, and stopped at its end. Checks:
+#   (a) a 2-rank job (srun --mpi=pmix) trains to an eval AUC;
+#   (b) a bad flag fails the job with strata-train's message in the job's output;
+#   (c) `scontrol requeue` once the job has run a number of passes drawn from a seed: the
+#       ranks get SIGTERM, stop at a pass boundary after a checkpoint, the job is requeued,
+#       resumes (--resume=auto) and ends bitwise equal (rows, eval metrics) to an
+#       uninterrupted job.
+# Needs root; skipped otherwise, or when the packages cannot be installed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source test/e2e/lib.sh
+[ "$(id -u)" -eq 0 ] || skip "needs root to run slurmctld and slurmd"
+for b in slurmctld slurmd sbatch munged; do
+  command -v "$b" >/dev/null && continue
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge \
+    >/dev/null 2>&1 || skip "cannot install Debian's slurmctld, slurmd and munge"
+  break
+done
+repo=$PWD
+dir=$(scratch)
+export SLURM_CONF=$dir/slurm.conf
+stop_all() {
+  scancel --user=root 2>/dev/null || true
+  for pid_file in "$dir"/slurmd.pid "$dir"/slurmctld.pid "$dir"/munged.pid; do
+    [ -s "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null || true
+  done
+  sleep 1
+  rm -rf "$dir"
+}
+trap stop_all EXIT
+
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
+chmod 700 "$dir/munge"
+head -c 1024 /dev/urandom >"$dir/munge/munge.key"
+chmod 600 "$dir/munge/munge.key"
+munged --socket="$dir/munge/sock" --key-file="$dir/munge/munge.key" --pid-file="$dir/munged.pid" \
+  --log-file="$dir/munged.log" --seed-file="$dir/munge/seed" -f || skip "munged does not start here"
+cat >"$SLURM_CONF" <<EOF
+ClusterName=strata-test
+SlurmctldHost=localhost
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/sock
+CredType=cred/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/slurmctld.log
+SlurmdLogFile=$dir/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+JobRequeue=1
+ReturnToService=2
+NodeName=localhost CPUs=2 State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+slurmctld -i || die "slurmctld did not start ($dir/slurmctld.log)"
+slurmd -N localhost || die "slurmd did not start ($dir/slurmd.log)"
+for _ in $(seq 1 100); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.2; done
+sinfo -h -o %t | grep -q idle || die "the Slurm node never became idle: $(sinfo 2>&1)"
+echo "ok: slurmctld and slurmd up ($(sinfo -h -o '%P %D %t'))"
+
+"$DATAGEN" --out-dir "$dir/data" --train-rows 20000 --eval-rows 1000 --cardinality 5000 --seed 23 >/dev/null
+cd "$dir"
+export STRATA_HOME=$repo STRATA_TRAIN=$repo/$TRAIN STRATA_CONFIG=$repo/configs/tiny.flags
+submit() {  # sbatch flags for a 2-rank job on the one node, then the script's arguments
+  sbatch --parsable --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 "$@"
+}
+job_state() { scontrol show job "$1" | grep -o "JobState=[A-Z_]*" | cut -d= -f2; }
+# wait_job ID: until the job has ended (a requeued job is let start at once).
+wait_job() {
+  for _ in $(seq 1 600); do
+    case $(job_state "$1") in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) return 0 ;;
+      PENDING) scontrol update jobid="$1" StartTime=now 2>/dev/null || true ;;
+    esac
+    sleep 0.5
+  done
+  die "job $1 did not end: $(scontrol show job "$1")"
+}
+data=(--train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv")
+
+# (a) A 2-rank job trains to an eval AUC.
+id=$(submit --wait "$repo/jobs/strata-train.slurm" "${data[@]}" --pass-examples 2000) || die_with_log "strata-train-$id.out" "job (a) failed"
+grep -q "srun --mpi=pmix" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "job (a) was not launched with srun --mpi=pmix"
+auc=$(json_field "strata-train-$id.jsonl" eval_auc)
+echo "ok: (a) 2-rank job $id: eval AUC $auc"
+
+# (b) A bad flag fails the job, with the message in its output.
+id=$(submit --wait "$repo/jobs/strata-train.slurm" "${data[@]}" --batch-size abc) && die "job (b) with a bad flag succeeded"
+grep -q "strata-train: --batch-size.*abc" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "job (b): no message naming --batch-size"
+echo "ok: (b) a bad flag fails the job with the message in its output"
+
+# (c) Requeued mid-run, the job resumes and ends as an uninterrupted one does.
+long=("${data[@]}" --pass-examples 500 --epochs 10 --checkpoint-every-passes 5 --export-rows)
+id=$(STRATA_CKPT=$dir/ck-full submit --wait "$repo/jobs/strata-train.slurm" "${long[@]}" "$dir/rows-full") \
+  || die "the uninterrupted job failed"
+full=$id
+id=$(STRATA_CKPT=$dir/ck-requeued submit "$repo/jobs/strata-train.slurm" "${long[@]}" "$dir/rows-requeued")
+for _ in $(seq 1 600); do
+  [ "$(passes_done "strata-train-$id.jsonl")" -ge $(( 5 + $(seed_pick 23 40) )) ] && break
+  [ "$(job_state "$id")" = RUNNING ] || [ "$(job_state "$id")" = PENDING ] || break
+  sleep 0.1
+done
+scontrol requeue "$id" || die "scontrol requeue $id failed"
+wait_job "$id"
+[ "$(job_state "$id")" = COMPLETED ] || die_with_log "strata-train-$id.out" "the requeued job ended $(job_state "$id")"
+grep -q "resumed after pass" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "the requeued job did not resume"
+for f in eval_logloss eval_auc examples steps keys; do
+  [ "$(json_field "strata-train-$id.jsonl" $f)" = "$(json_field "strata-train-$full.jsonl" $f)" ] \
+    || die "requeued job: $f differs from the uninterrupted job's"
+done
+/usr/bin/python3 "$repo/test/e2e/compare_rows.py" "$dir/rows-full" "$dir/rows-requeued" 0
+echo "ok: (c) requeued job $id: $(grep -m1 -o 'stopped by SIG[A-Z0-9]* after pass [0-9]*' "strata-train-$id.out" || echo 'killed before a stop'), resumed, bitwise equal to job $full"
