@@ -9,6 +9,8 @@ SM       ?= 90
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NP       ?= 2
+CRASH_POINTS  ?= 1000
+TRAINER_KILLS ?= 50
 JOBS     ?= $(shell nproc)
 
 ifeq ($(DEBUG),1)
@@ -57,7 +59,7 @@ BENCH_BINS := $(BENCH_SRCS:tools/bench/%.cpp=$(BUILD)/bench/%)
 
 TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(if $(wildcard tools/inspect/*.cpp),$(BUILD)/strata-inspect)
 
-.PHONY: all deps run test bench bench-gpu clean
+.PHONY: all deps run test bench bench-gpu crash clean
 all: $(TOOLS) $(BENCH_BINS)
 
 deps:
@@ -115,6 +117,10 @@ test: deps
 bench: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) scripts/bench.sh
+
+crash: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/strata-unit-tests
+	@BUILD=$(BUILD) CRASH_POINTS=$(CRASH_POINTS) TRAINER_KILLS=$(TRAINER_KILLS) scripts/crash-campaign.sh
 
 bench-gpu: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
