@@ -73,7 +73,7 @@ echo "ok: slurmctld and slurmd up ($(sinfo -h -o '%P %D %t'))"
 
 "$DATAGEN" --out-dir "$dir/data" --train-rows 20000 --eval-rows 1000 --cardinality 5000 --seed 23 >/dev/null
 cd "$dir"
-export STRATA_HOME=$repo STRATA_TRAIN=$repo/$TRAIN STRATA_CONFIG=$repo/configs/tiny.flags
+export STRATA_HOME=$repo STRATA_TRAIN=$repo/$TRAIN STRATA_CONFIG=$repo/configs/tiny.flags STRATA_CKPT=$dir/ckpt
 submit() {  # sbatch flags for a 2-rank job on the one node, then the script's arguments
   sbatch --parsable --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 "$@"
 }
