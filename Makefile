@@ -1,9 +1,13 @@
-# Strata: one entry point. make | make run | make test | make bench | make bench-gpu | make deps
-# Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1. Builds go to $(BUILD).
+# Strata: one entry point. make | make run | make test | make bench | make bench-gpu | make crash
+# | make fuzz | make deps
+# Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1, FUZZ=1 (clang, libFuzzer
+# instrumentation, ASan and UBSan; no CUDA). Builds go to $(BUILD).
 
 CXX      ?= g++
 DEBUG    ?= 0
 ASAN     ?= 0
+FUZZ     ?= 0
+FUZZ_SECONDS ?= 60
 CUDA     ?= auto
 SM       ?= 90
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -23,6 +27,13 @@ endif
 ifeq ($(ASAN),1)
   OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
   BUILD := $(BUILD)-asan
+endif
+
+ifeq ($(FUZZ),1)
+  CXX   := clang++
+  OPT   := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+  BUILD := build-fuzz
+  CUDA  := 0
 endif
 
 ifeq ($(CUDA),auto)
@@ -54,12 +65,14 @@ UNIT_SRCS := $(shell find test/unit -name '*.cpp' | sort)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 MPI_TEST_SRCS := $(shell find test/mpi -name '*.cpp' 2>/dev/null | sort)
 MPI_TEST_OBJS := $(MPI_TEST_SRCS:%.cpp=$(BUILD)/obj/%.o)
+FUZZ_SRCS := $(shell find fuzz -name '*.cpp' | sort)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cpp=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(shell find tools/bench -name '*.cpp' | sort)
 BENCH_BINS := $(BENCH_SRCS:tools/bench/%.cpp=$(BUILD)/bench/%)
 
 TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(if $(wildcard tools/inspect/*.cpp),$(BUILD)/strata-inspect)
 
-.PHONY: all deps run test bench bench-gpu crash clean
+.PHONY: all deps run test bench bench-gpu crash fuzz fuzz-bins clean
 all: $(TOOLS) $(BENCH_BINS)
 
 deps:
@@ -118,6 +131,19 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) scripts/bench.sh
 
+# libFuzzer targets (FUZZ=1 builds): fuzz/*.cpp against the instrumented library.
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/libstrata.a
+	@mkdir -p $(@D)
+	@echo "LINK $@"
+	@$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz:
+	@scripts/install-deps.sh clang
+	@$(MAKE) --no-print-directory FUZZ=1 -j$(JOBS) fuzz-bins
+	@BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
 crash: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/strata-unit-tests
 	@BUILD=$(BUILD) CRASH_POINTS=$(CRASH_POINTS) TRAINER_KILLS=$(TRAINER_KILLS) scripts/crash-campaign.sh
@@ -127,6 +153,6 @@ bench-gpu: deps
 	@BUILD=$(BUILD) scripts/bench-gpu.sh
 
 clean:
-	rm -rf build build-debug build-asan build-debug-asan
+	rm -rf build build-debug build-asan build-debug-asan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
