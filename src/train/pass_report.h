@@ -24,13 +24,6 @@ struct JobTotals {
   int ranks = 1, workers = 1;
 };
 
-// The process's peak resident set (VmHWM), in bytes.
-int64_t PeakRssBytes();
-// Hands freed heap memory back to the OS. The pipeline's stage threads each allocate from
-// their own malloc arena, and a pass's buffers freed there stay resident otherwise (on the
-// Criteo-sized larger-than-memory bench, 85 MB of the peak RSS). Called at each pass end.
-void ReturnFreedMemory();
-
 class PassReporter {
  public:
   // REQUIRES: comm and server outlive the reporter.

@@ -11,6 +11,7 @@
 
 #include "strata/comm/param_exchange.h"
 #include "strata/common/fault_point.h"
+#include "strata/common/process_memory.h"
 #include "strata/common/stopwatch.h"
 #include "train/checkpointer.h"
 #include "train/evaluator.h"
@@ -107,10 +108,6 @@ class Job {
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(pipeline->SwapIn()));
     st->stage_s += watch.Lap();
     STRATA_RETURN_IF_ERROR(steps_->Run(*pass, &st->examples, &st->loss_sum));
-    st->train_s = watch.Lap();
-    STRATA_RETURN_IF_ERROR(PushBack(pass->routing));
-    ReturnFreedMemory();
-    st->push_s = watch.Lap();
     int64_t sums[2] = {st->examples, static_cast<int64_t>(pass->routing.size())};
     double loss[1] = {st->loss_sum};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 2));
@@ -118,11 +115,17 @@ class Job {
     st->examples = sums[0];
     st->keys = sums[1];
     st->loss_sum = loss[0];
-    if (!std::isfinite(st->loss_sum)) {  // the same sum on every rank, so every rank stops
+    // The same sum on every rank, so every rank stops; before the push-back, so no store
+    // receives the diverged rows.
+    if (!std::isfinite(st->loss_sum)) {
       return Status::InvalidArgument(fmt::format(
           "training diverged in pass {}: its train logloss is {} (lower --lr-dense or --lr-sparse)", pass->pass,
           st->loss_sum));
     }
+    st->train_s = watch.Lap();
+    STRATA_RETURN_IF_ERROR(PushBack(pass->routing));
+    ReturnFreedMemory();
+    st->push_s = watch.Lap();
     st->mpi_bytes = comm_->bytes_sent() - mpi_before;
     return Status::OK();
   }
