@@ -14,7 +14,7 @@ for bin in "$BUILD"/fuzz/*_fuzz; do
   name=$(basename "$bin" _fuzz)
   mkdir -p "$work/$name" "runs/fuzz/$name"
   cp -r "fuzz/corpus/$name/." "$work/$name/" 2>/dev/null || true
-  "$bin" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="runs/fuzz/$name/" \
+  TMPDIR=$work "$bin" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="runs/fuzz/$name/" \
     "$work/$name" >"$work/$name.log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$name.log")

@@ -2,17 +2,19 @@
 // job. Exit status: 0 done; 2 a bad flag or config file (usage); 3 stopped by SIGTERM or
 // SIGUSR1 at a pass boundary, after its checkpoint (run again with --resume=auto); 1 any
 // other error (input data, I/O, communication, device), reported once by rank 0 after all
-// ranks agreed on it.
+// ranks agreed on it, or an uncaught exception such as running out of memory (fatal_error.h).
 #include <fmt/format.h>
 
 #include "strata/comm/comm.h"
 #include "strata/train/options.h"
 #include "strata/train/trainer.h"
+#include "train/fatal_error.h"
 #include "train/stop_signal.h"
 
 int main(int argc, char** argv) {
   strata::MpiSession mpi(&argc, &argv);
   strata::Comm comm;
+  strata::InstallFatalErrorHandler("strata-train", comm.rank());
   strata::TrainOptions options;
   strata::Status st = strata::ParseTrainOptions(argc, argv, &options);
   if (!st.ok()) {

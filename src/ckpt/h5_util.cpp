@@ -267,4 +267,6 @@ Status ReadStringAttr(hid_t obj, const std::string& name, const std::string& whe
   return Status::OK();
 }
 
+bool HasAttr(hid_t obj, const std::string& name) { return H5Aexists(obj, name.c_str()) > 0; }
+
 }  // namespace strata::ckpt::h5

@@ -106,5 +106,7 @@ Status WriteStringAttr(hid_t obj, const std::string& name, const std::string& va
                        const std::string& where);
 Status ReadStringAttr(hid_t obj, const std::string& name, const std::string& where,
                       std::string* value);
+// Whether obj has the attribute (fields added after a format's first files are optional).
+bool HasAttr(hid_t obj, const std::string& name);
 
 }  // namespace strata::ckpt::h5

@@ -4,6 +4,7 @@
 #include "ckpt/file_sync.h"
 #include "ckpt/h5_util.h"
 #include "strata/ckpt/checkpoint.h"
+#include "strata/model/mlp.h"
 
 namespace strata::ckpt {
 namespace {
@@ -37,6 +38,20 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   return h5::WriteAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m.seed, w);
 }
 
+// A model whose shape no build could have written (and whose sizes would overflow the
+// arithmetic of its readers) is corruption, not a model.
+Status CheckModelShape(const ModelSpec& m, const std::string& where) {
+  constexpr int kMaxColumns = 1 << 16;
+  auto bad = [&](const std::string& what) { return Status::Corruption(where + ": " + what); };
+  if (m.embedding_dim < 1 || m.embedding_dim > kMaxEmbeddingDim) return bad("embedding_dim " + std::to_string(m.embedding_dim));
+  if (m.num_slots < 1 || m.num_slots > kMaxColumns) return bad("num_slots " + std::to_string(m.num_slots));
+  if (m.num_dense < 0 || m.num_dense > kMaxColumns) return bad("num_dense " + std::to_string(m.num_dense));
+  for (int width : m.mlp) {
+    if (width < 1) return bad("mlp width " + std::to_string(width));
+  }
+  return Status::OK();
+}
+
 Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   h5::Handle g;
   STRATA_RETURN_IF_ERROR(h5::OpenGroup(file, "model", where, &g));
@@ -57,8 +72,7 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   if (dense != "adam" && dense != "sgd") return Status::Corruption(w + ": unknown dense_optimizer '" + dense + "'");
   m->sparse_optimizer = sparse == "adagrad" ? SparseOptimizerKind::kAdagrad : SparseOptimizerKind::kSgd;
   m->dense_optimizer = dense == "adam" ? DenseOptimizerKind::kAdam : DenseOptimizerKind::kSgd;
-  if (m->embedding_dim < 1) return Status::Corruption(w + ": embedding_dim " + std::to_string(m->embedding_dim));
-  return Status::OK();
+  return CheckModelShape(*m, w);
 }
 
 Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& where) {
@@ -83,6 +97,22 @@ Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& wh
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "ranks", where, &ranks));
   STRATA_RETURN_IF_ERROR(h5::WriteVector(ranks.get(), "rows", H5T_NATIVE_UINT64, rows.data(), rows.size(), where + ": /ranks/rows"));
   return h5::WriteVector(ranks.get(), "crc32", H5T_NATIVE_UINT32, crcs.data(), crcs.size(), where + ": /ranks/crc32");
+}
+
+// The dense vectors hold the model's parameters; Adam's moments as many, or none (sgd).
+Status CheckDenseSizes(const CheckpointMeta& meta, const std::string& where) {
+  const size_t params = Mlp(meta.model).num_params();
+  if (meta.dense.params.size() != params) {
+    return Status::Corruption(where + ": /dense/params has " + std::to_string(meta.dense.params.size()) +
+                              " values, the model in /model has " + std::to_string(params) + " parameters");
+  }
+  for (const auto& [name, v] : {std::pair{"m", &meta.dense.m}, std::pair{"v", &meta.dense.v}}) {
+    if (!v->empty() && v->size() != params) {
+      return Status::Corruption(where + ": /dense/" + name + " has " + std::to_string(v->size()) + " values for " +
+                                std::to_string(params) + " parameters");
+    }
+  }
+  return Status::OK();
 }
 
 Status ReadTables(hid_t file, const std::string& where, CheckpointMeta* meta) {
@@ -112,7 +142,7 @@ Status ReadTables(hid_t file, const std::string& where, CheckpointMeta* meta) {
     return Status::Corruption(where + ": /progress/data_position has " + std::to_string(meta->data_position.size()) +
                               " entries for " + std::to_string(meta->workers) + " workers");
   }
-  return Status::OK();
+  return CheckDenseSizes(*meta, where);
 }
 
 // Which root attributes hold which fields: one table for writing and reading.
@@ -148,6 +178,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "format_version", H5T_NATIVE_INT, &copy.format_version, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "kind", meta.kind == Kind::kFull ? "full" : "delta", path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "flags", meta.flags, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "train_input", meta.train_input, path));
   for (const RootField& f : RootFields(&copy)) {
     STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -176,6 +207,9 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
   if (kind != "full" && kind != "delta") return Status::Corruption(path + ": unknown kind '" + kind + "'");
   meta->kind = kind == "full" ? Kind::kFull : Kind::kDelta;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "flags", path, &meta->flags));
+  if (h5::HasAttr(file.get(), "train_input")) {
+    STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "train_input", path, &meta->train_input));
+  }
   for (const RootField& f : RootFields(meta)) {
     STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -194,6 +228,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   };
   if (c.num_slots != spec.num_slots) return differ("slots (--format)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
   if (c.num_dense != spec.num_dense) return differ("dense features (--format)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
+  if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));
   if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
   if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseName(c.sparse_optimizer), SparseName(spec.sparse_optimizer));

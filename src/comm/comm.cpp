@@ -3,7 +3,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 
 namespace strata {
 namespace {
@@ -92,78 +94,93 @@ Status Comm::AllToAll(std::vector<std::string>&& send, std::vector<std::string>*
     send.clear();
     return Status::OK();
   }
-  std::vector<int> counts;
+  std::vector<int64_t> counts;
   std::string packed;
-  STRATA_RETURN_IF_ERROR(Pack(send, &counts, &packed));
+  Pack(send, &counts, &packed);
   std::vector<std::string>().swap(send);  // at most two copies of the data live at once
   return AllToAllPacked(std::move(packed), counts, recv);
 }
 
 Status Comm::AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv) {
-  std::vector<int> counts;
+  std::vector<int64_t> counts;
   std::string packed;
-  STRATA_RETURN_IF_ERROR(Pack(send, &counts, &packed));
+  Pack(send, &counts, &packed);
   return AllToAllPacked(std::move(packed), counts, recv);
 }
 
-Status Comm::Pack(const std::vector<std::string>& send, std::vector<int>* counts, std::string* packed) {
+void Comm::Pack(const std::vector<std::string>& send, std::vector<int64_t>* counts, std::string* packed) {
   size_t total = 0;
   for (const std::string& s : send) total += s.size();
-  if (total > static_cast<size_t>(std::numeric_limits<int>::max())) return Status::CommError("all-to-all over 2 GiB");
   counts->clear();
   packed->reserve(total);
   for (const std::string& s : send) {
-    counts->push_back(static_cast<int>(s.size()));
+    counts->push_back(static_cast<int64_t>(s.size()));
     *packed += s;
   }
-  return Status::OK();
 }
 
-Status Comm::AllToAllPacked(std::string packed, const std::vector<int>& send_counts, std::vector<std::string>* recv) {
-  std::vector<int> recv_counts(size_), send_displs(size_), recv_displs(size_);
-  for (int r = 1; r < size_; ++r) send_displs[r] = send_displs[r - 1] + send_counts[r - 1];
-  STRATA_RETURN_IF_ERROR(Check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1,
-                                            MPI_INT, handle_->comm), "MPI_Alltoall"));
-  int64_t recv_total = 0;
-  for (int r = 0; r < size_; ++r) {
-    recv_displs[r] = static_cast<int>(recv_total);
-    recv_total += recv_counts[r];
+namespace {
+
+// Exclusive prefix sums of counts that the caller checked fit in an int.
+std::vector<int> Displacements(const std::vector<int64_t>& counts) {
+  std::vector<int> displs(counts.size());
+  for (size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + static_cast<int>(counts[r - 1]);
+  return displs;
+}
+
+std::vector<int> Narrow(const std::vector<int64_t>& counts) { return std::vector<int>(counts.begin(), counts.end()); }
+
+}  // namespace
+
+// MPI's counts are ints: the ranks agree that every rank's send and receive totals fit
+// before any payload moves.
+Status Comm::AllToAllPacked(std::string packed, const std::vector<int64_t>& send_counts, std::vector<std::string>* recv) {
+  std::vector<int64_t> recv_counts(size_);
+  STRATA_RETURN_IF_ERROR(Check(MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1,
+                                            MPI_INT64_T, handle_->comm), "MPI_Alltoall"));
+  int64_t largest[1] = {std::max<int64_t>(static_cast<int64_t>(packed.size()),
+                                          std::accumulate(recv_counts.begin(), recv_counts.end(), int64_t{0}))};
+  STRATA_RETURN_IF_ERROR(AllreduceMax(largest, 1));
+  if (largest[0] > std::numeric_limits<int>::max()) {
+    return Status::CommError("all-to-all of " + std::to_string(largest[0]) +
+                             " bytes on one rank, over MPI's 2 GiB (lower --pass-examples, or use more ranks)");
   }
-  if (recv_total > std::numeric_limits<int>::max()) return Status::CommError("all-to-all over 2 GiB");
-  std::string recv_buf(static_cast<size_t>(recv_total), '\0');
+  const std::vector<int> send_n = Narrow(send_counts), recv_n = Narrow(recv_counts);
+  const std::vector<int> send_displs = Displacements(send_counts), recv_displs = Displacements(recv_counts);
+  std::string recv_buf(static_cast<size_t>(recv_displs.back() + recv_n.back()), '\0');
   STRATA_RETURN_IF_ERROR(Check(
-      MPI_Alltoallv(packed.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
-                    recv_buf.data(), recv_counts.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
+      MPI_Alltoallv(packed.data(), send_n.data(), send_displs.data(), MPI_BYTE,
+                    recv_buf.data(), recv_n.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
       "MPI_Alltoallv"));
   bytes_sent_ += static_cast<uint64_t>(packed.size()) - static_cast<uint64_t>(send_counts[rank_]);
   std::string().swap(packed);
   recv->resize(size_);
-  for (int r = 0; r < size_; ++r) (*recv)[r].assign(recv_buf, recv_displs[r], recv_counts[r]);
+  for (int r = 0; r < size_; ++r) (*recv)[r].assign(recv_buf, recv_displs[r], recv_n[r]);
   return Status::OK();
 }
 
+// Every rank learns every count (int64), so every rank takes the same decision on the size.
 Status Comm::AllGather(const std::string& send, std::vector<std::string>* recv) {
   if (size_ == 1) {
     recv->assign(1, send);
     return Status::OK();
   }
-  int n = static_cast<int>(send.size());
-  std::vector<int> counts(size_), displs(size_);
-  STRATA_RETURN_IF_ERROR(Check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, handle_->comm),
+  int64_t n = static_cast<int64_t>(send.size());
+  std::vector<int64_t> counts(size_);
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allgather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, handle_->comm),
                                "MPI_Allgather"));
-  int64_t total = 0;
-  for (int r = 0; r < size_; ++r) {
-    displs[r] = static_cast<int>(total);
-    total += counts[r];
+  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
+  if (total > std::numeric_limits<int>::max()) {
+    return Status::CommError("all-gather of " + std::to_string(total) + " bytes, over MPI's 2 GiB");
   }
-  if (total > std::numeric_limits<int>::max()) return Status::CommError("all-gather over 2 GiB");
+  const std::vector<int> counts_n = Narrow(counts), displs = Displacements(counts);
   std::string buf(static_cast<size_t>(total), '\0');
-  STRATA_RETURN_IF_ERROR(Check(MPI_Allgatherv(send.data(), n, MPI_BYTE, buf.data(), counts.data(),
-                                              displs.data(), MPI_BYTE, handle_->comm),
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allgatherv(send.data(), static_cast<int>(n), MPI_BYTE, buf.data(),
+                                              counts_n.data(), displs.data(), MPI_BYTE, handle_->comm),
                                "MPI_Allgatherv"));
   bytes_sent_ += static_cast<uint64_t>(n) * static_cast<uint64_t>(size_ - 1);
   recv->resize(size_);
-  for (int r = 0; r < size_; ++r) (*recv)[r].assign(buf, displs[r], counts[r]);
+  for (int r = 0; r < size_; ++r) (*recv)[r].assign(buf, displs[r], counts_n[r]);
   return Status::OK();
 }
 

@@ -1,9 +1,8 @@
-// ByteSource (pread / gzread) and the buffered LineReader on top of it.
+// ByteSource (pread / GzipStream) and the buffered LineReader on top of it.
 #include "data/line_reader.h"
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cassert>
@@ -18,13 +17,8 @@ Status ByteSource::Open(const std::string& path, bool gzip, uint64_t begin, uint
   path_ = path;
   offset_ = begin;
   end_ = end;
-  if (gzip) {
-    gzFile gz = ::gzopen(path.c_str(), "rb");
-    if (gz == nullptr) return ErrnoStatus("cannot open input file " + path, errno);
-    ::gzbuffer(gz, 1 << 18);
-    gz_ = gz;
-    return Status::OK();
-  }
+  is_gzip_ = gzip;
+  if (gzip) return gzip_.Open(path);
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) return ErrnoStatus("cannot open input file " + path, errno);
   ::posix_fadvise(fd_, static_cast<off_t>(begin), 0, POSIX_FADV_SEQUENTIAL);
@@ -33,20 +27,7 @@ Status ByteSource::Open(const std::string& path, bool gzip, uint64_t begin, uint
 
 Status ByteSource::Read(char* buf, size_t n, size_t* got) {
   *got = 0;
-  if (gz_ != nullptr) {
-    gzFile gz = static_cast<gzFile>(gz_);
-    int want = static_cast<int>(std::min<size_t>(n, 1u << 30));
-    int r = ::gzread(gz, buf, static_cast<unsigned>(want));
-    int zerr = Z_OK;
-    const char* msg = r < want ? ::gzerror(gz, &zerr) : "";
-    if (r < 0 && zerr == Z_ERRNO) return ErrnoStatus("cannot read input file " + path_, errno);
-    // A short read at the end of the data is fine; Z_BUF_ERROR says the file ended inside
-    // a gzip stream (a truncated file), which would otherwise pass for a shorter one.
-    if (zerr == Z_BUF_ERROR) return Status::Corruption("input file " + path_ + ": truncated gzip data (" + msg + ")");
-    if (r < 0 || zerr != Z_OK) return Status::Corruption("input file " + path_ + ": bad gzip data: " + msg);
-    *got = static_cast<size_t>(r);
-    return Status::OK();
-  }
+  if (is_gzip_) return gzip_.Read(buf, n, got);
   if (fd_ < 0 || offset_ >= end_) return Status::OK();
   size_t want = static_cast<size_t>(std::min<uint64_t>(n, end_ - offset_));
   ssize_t r;
@@ -60,9 +41,9 @@ Status ByteSource::Read(char* buf, size_t n, size_t* got) {
 }
 
 void ByteSource::Close() {
-  if (gz_ != nullptr) ::gzclose(static_cast<gzFile>(gz_));
+  gzip_.Close();
   if (fd_ >= 0) ::close(fd_);
-  gz_ = nullptr;
+  is_gzip_ = false;
   fd_ = -1;
 }
 

@@ -1,6 +1,6 @@
 // LineReader: buffered line-at-a-time reading of one input file, plain or gzip, for the
 // shard planner and the chunk reader. A plain file is read with pread from a byte range; a
-// gzip file is decompressed with zlib from its start. Lines come back as views into an
+// gzip file is decompressed from its start (GzipStream). Lines come back as views into an
 // internal buffer (no copy, no allocation per line). Not thread-safe; one per thread.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/gzip_stream.h"
 #include "strata/common/status.h"
 
 namespace strata::data_internal {
@@ -35,7 +36,8 @@ class ByteSource {
  private:
   std::string path_;
   int fd_ = -1;
-  void* gz_ = nullptr;  // gzFile, kept opaque so zlib.h stays out of this header
+  GzipStream gzip_;
+  bool is_gzip_ = false;
   uint64_t offset_ = 0;
   uint64_t end_ = 0;
 };

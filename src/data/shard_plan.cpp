@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
 
 #include "data/line_reader.h"
+#include "strata/common/hash.h"
 #include "strata/data/input_files.h"
 
 namespace strata {
@@ -107,6 +111,16 @@ std::string JoinNames(const std::vector<std::string>& files) {
 }
 
 }  // namespace
+
+std::string DescribeInput(const ShardPlan& plan) {
+  uint64_t id = Mix64(plan.files().size());
+  for (const InputFile& f : plan.files()) {
+    for (char c : std::filesystem::path(f.path).filename().string()) id = Mix64(id ^ static_cast<uint8_t>(c));
+    id = Mix64(Mix64(id ^ f.lines) ^ f.bytes);
+  }
+  return fmt::format("{} file{}, {} lines, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
+                     plan.total_lines(), id);
+}
 
 uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker) {
   assert(num_workers >= 1 && worker >= 0 && worker <= num_workers);

@@ -62,7 +62,7 @@ Mlp::Mlp(const ModelSpec& spec) {
   widths_.push_back(1);
   offsets_.push_back(0);
   for (int l = 0; l < num_layers(); ++l) {
-    offsets_.push_back(offsets_.back() + static_cast<size_t>(fan_in(l) + 1) * fan_out(l));
+    offsets_.push_back(offsets_.back() + (static_cast<size_t>(fan_in(l)) + 1) * static_cast<size_t>(fan_out(l)));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "strata/ckpt/checkpoint.h"
 #include "strata/comm/wire.h"
@@ -33,6 +34,7 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   ckpt::CheckpointMeta meta;
   meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
   meta.flags = o_.command_line;
+  meta.train_input = train_input_;
   meta.model = o_.model;
   meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};
   meta.ranks = comm_->size();
@@ -110,25 +112,47 @@ Status Checkpointer::ResumeWanted(bool* resume) {
   return Status::OK();
 }
 
-Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
+// Reads `from`'s metadata (a checkpoint, or LATEST of a directory), has `check` vet it on
+// every rank, then loads the rows this rank owns and the dense model.
+Status Checkpointer::Load(const std::string& from, const char* flag, ShardServer* server, HbmPs* hbm,
+                          const std::function<Status(const ckpt::CheckpointMeta&)>& check,
+                          ckpt::CheckpointMeta* meta) {
   std::string path;
-  ckpt::CheckpointMeta meta;
-  const std::string from = o_.resume == "LATEST" || o_.resume == "auto" ? o_.checkpoint_dir : o_.resume;
-  Status local = from.empty() ? Status::InvalidArgument("--resume needs --checkpoint-dir or a checkpoint path")
+  Status local = from.empty() ? Status::InvalidArgument(std::string(flag) + " needs --checkpoint-dir or a checkpoint path")
                               : ckpt::ResolveCheckpoint(from, &path);
-  if (local.ok()) local = ckpt::ReadMeta(path, &meta);
-  if (local.ok()) local = ckpt::CheckCompatible(meta, o_.model);
-  const int workers = comm_->size() * o_.workers_per_rank;
-  if (local.ok() && meta.workers != workers) {
-    local = Status::InvalidArgument("--resume: the checkpoint was written by " + std::to_string(meta.workers) +
-                                    " workers, this job has " + std::to_string(workers) +
-                                    " (ranks x --workers-per-rank must stay the same)");
-  }
+  if (local.ok()) local = ckpt::ReadMeta(path, meta);
+  if (local.ok()) local = ckpt::CheckCompatible(*meta, o_.model);
+  if (local.ok()) local = check(*meta);
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-  local = ckpt::LoadOwnedRows(path, meta, comm_->rank(), comm_->size(),
+  local = ckpt::LoadOwnedRows(path, *meta, comm_->rank(), comm_->size(),
                               [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
-  if (local.ok()) local = hbm->SetDenseState(meta.dense);
-  STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+  if (local.ok()) local = hbm->SetDenseState(meta->dense);
+  return comm_->AgreeOn(local);
+}
+
+// Resuming continues the same run: the same W (the data position is per worker) and the
+// same --train files (the position counts their lines).
+Status Checkpointer::CheckSameRun(const ckpt::CheckpointMeta& meta) const {
+  const int workers = comm_->size() * o_.workers_per_rank;
+  if (meta.workers != workers) {
+    return Status::InvalidArgument("--resume: the checkpoint was written by " + std::to_string(meta.workers) +
+                                   " workers, this job has " + std::to_string(workers) +
+                                   " (ranks x --workers-per-rank must stay the same)");
+  }
+  if (!meta.train_input.empty() && meta.train_input != train_input_) {
+    return Status::InvalidArgument("--resume: the checkpoint was trained on --train input (" + meta.train_input +
+                                   ") other than this run's (" + train_input_ +
+                                   "); its data position fits those files only. To train its model on new "
+                                   "input, start a new run with --init-from");
+  }
+  return Status::OK();
+}
+
+Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
+  const std::string from = o_.resume == "LATEST" || o_.resume == "auto" ? o_.checkpoint_dir : o_.resume;
+  ckpt::CheckpointMeta meta;
+  STRATA_RETURN_IF_ERROR(Load(from, "--resume", server, hbm, [this](const ckpt::CheckpointMeta& m) { return CheckSameRun(m); },
+                              &meta));
   progress->passes = static_cast<int>(meta.progress.pass);
   progress->epoch = static_cast<int>(meta.progress.epoch);
   progress->examples = meta.progress.examples;
@@ -137,6 +161,20 @@ Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* prog
   progress->local_lines.assign(meta.data_position.begin() + first,
                                meta.data_position.begin() + first + o_.workers_per_rank);
   last_export_pass_ = meta.progress.pass;
+  return Status::OK();
+}
+
+// The model and its counters carry over (pass numbers, steps and Adam's step count go on);
+// the input starts at its first line, in epoch 0. Delta exports start with a full base.
+Status Checkpointer::InitFrom(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
+  ckpt::CheckpointMeta meta;
+  STRATA_RETURN_IF_ERROR(Load(o_.init_from, "--init-from", server, hbm,
+                              [](const ckpt::CheckpointMeta&) { return Status::OK(); }, &meta));
+  progress->passes = static_cast<int>(meta.progress.pass);
+  progress->epoch = 0;
+  progress->examples = meta.progress.examples;
+  progress->steps = meta.progress.global_step;
+  progress->local_lines.assign(o_.workers_per_rank, 0);
   return Status::OK();
 }
 

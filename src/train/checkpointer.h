@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class Checkpointer {
 
   bool enabled() const { return !o_.checkpoint_dir.empty(); }
 
+  // What the job trains on (DescribeInput of its --train plan): checkpoints record it and
+  // resume refuses other input. Call before Write and Resume.
+  void SetTrainInput(std::string description) { train_input_ = std::move(description); }
+
   // The schedule: after `passes` completed passes, whether a periodic checkpoint is due
   // (every --checkpoint-every-passes), and at the end whether the final one still is
   // (none was written after the last pass).
@@ -51,8 +56,13 @@ class Checkpointer {
   Status ResumeWanted(bool* resume);
 
   // Loads --resume's checkpoint: rows this rank owns go to the server, the dense model
-  // into hbm, and where training stands into *progress.
+  // into hbm, and where training stands into *progress. Refuses a checkpoint of another
+  // model (CheckCompatible), another W or other --train input.
   Status Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress);
+
+  // Loads --init-from's model the same way, on any topology and input: *progress keeps
+  // the checkpoint's pass, step and example counts, with the data position at the start.
+  Status InitFrom(ShardServer* server, HbmPs* hbm, TrainProgress* progress);
 
  private:
   Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
@@ -61,10 +71,14 @@ class Checkpointer {
   Status WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
                          uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
                          const HbmPs& hbm, ShardServer* server);
+  Status Load(const std::string& from, const char* flag, ShardServer* server, HbmPs* hbm,
+              const std::function<Status(const ckpt::CheckpointMeta&)>& check, ckpt::CheckpointMeta* meta);
+  Status CheckSameRun(const ckpt::CheckpointMeta& meta) const;
   ckpt::CheckpointMeta MetaOf(const TrainProgress& progress, uint32_t min_last_pass, int64_t base_pass) const;
 
   const TrainOptions& o_;
   Comm* comm_;
+  std::string train_input_;
   int exports_ = 0;                // delta files written by this job
   int64_t last_export_pass_ = -1;  // passes completed at the previous export
   int last_written_ = -1;          // passes completed at the newest checkpoint of this job

@@ -125,21 +125,22 @@ FlagDef Implicit(FlagDef f, std::string_view value) {
   return f;
 }
 
-std::vector<FlagDef> MakeTable() {
+// The table's sections, in --help order; each flag names its section.
+std::vector<FlagDef> DataFlags() {
   using O = TrainOptions;
-  using M = ModelSpec;
   const char* data = "Data";
-  const char* model = "Model";
-  const char* run = "Run";
-  const char* tiers = "Tiers and pipeline";
-  const char* ckpt = "Checkpoints and output";
-  const char* other = "Other";
   return {
       Required(PathList(Flag("train", data, "PATH...", "training inputs: files or globs, plain or gzip; repeat the flag or comma-separate"), &O::train)),
       PathList(Flag("eval", data, "PATH...", "evaluation inputs, as for --train; without them no evaluation runs"), &O::eval),
       Words(Flag("format", data, "WORD", "input format: Criteo TSV (label, 13 integers, 26 hex tokens; empty fields allowed)"), &O::format, {{"criteo", "criteo"}}),
       Number(Flag("max-bad-rows", data, "N", "malformed rows tolerated (job-wide) before the run fails"), &O::max_bad_rows, AtLeast(0)),
+  };
+}
 
+std::vector<FlagDef> ModelFlags() {
+  using M = ModelSpec;
+  const char* model = "Model";
+  return {
       Number(Flag("embedding-dim", model, "N", "embedding width per slot"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
       IntList(Flag("mlp", model, "N,N,...", "hidden layer widths; the output layer (1) is implied"), &M::mlp, Positive()),
       Words(Flag("sparse-optimizer", model, "WORD", "optimizer of the embedding rows"), &M::sparse_optimizer,
@@ -151,7 +152,13 @@ std::vector<FlagDef> MakeTable() {
       Number(Flag("adagrad-init", model, "X", "initial Adagrad accumulator of a new row"), &M::adagrad_initial_accumulator, Positive()),
       Number(Flag("init-scale", model, "X", "new embeddings are uniform(-s, s) from (key, seed)"), &M::init_scale, AtLeast(0)),
       Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),
+  };
+}
 
+std::vector<FlagDef> RunFlags() {
+  using O = TrainOptions;
+  const char* run = "Run";
+  return {
       Words(Flag("device", run, "WORD", "compute backend; auto: cuda when a GPU is visible"), &O::device,
             {{"cpu", "cpu"}, {"cuda", "cuda"}, {"auto", "auto"}}),
       Number(Flag("workers-per-rank", run, "N", "G: workers per rank (GPUs, or virtual devices on the CPU backend)"), &O::workers_per_rank, Positive()),
@@ -160,7 +167,13 @@ std::vector<FlagDef> MakeTable() {
       Number(Flag("pass-examples", run, "N", "examples per pass across the job"), &O::pass_examples, Positive()),
       Number(Flag("epochs", run, "N", "passes over the training data"), &O::epochs, Positive()),
       Number(Flag("eval-every-passes", run, "N", "also evaluate every N passes (0: only at the end)"), &O::eval_every_passes, AtLeast(0)),
+  };
+}
 
+std::vector<FlagDef> TierFlags() {
+  using O = TrainOptions;
+  const char* tiers = "Tiers and pipeline";
+  return {
       Number(Flag("mem-cache-gb", tiers, "X", "MEM-PS DRAM budget per rank in GB (fractions allowed); 0: every row in DRAM, no SSD tier"), &O::mem_cache_gb, AtLeast(0)),
       Text(Flag("ssd-dir", tiers, "DIR", "SSD-PS files, in DIR/rank-<r>"), &O::ssd_dir),
       Number(Flag("ssd-compact-threshold", tiers, "X", "stale fraction of an SSD-PS segment that triggers its compaction"), &O::ssd_compact_threshold, kCompactThresholdRange),
@@ -171,19 +184,39 @@ std::vector<FlagDef> MakeTable() {
       Number(Flag("prefetch-passes", tiers, "N", "passes pulled and staged ahead of training (the Read stage runs one further)"), &O::prefetch_passes, PositiveAtMost(kMaxPrefetchPasses)),
       Words(Flag("pipeline", tiers, "WORD", "on: the stages overlap; off: Read, Pull, Stage-in and Train run in sequence"), &O::pipeline,
             {{"on", true}, {"off", false}}),
+  };
+}
 
+std::vector<FlagDef> CheckpointFlags() {
+  using O = TrainOptions;
+  const char* ckpt = "Checkpoints and output";
+  return {
       Text(Flag("checkpoint-dir", ckpt, "DIR", "directory of checkpoints (one is written at the end)"), &O::checkpoint_dir),
       Number(Flag("checkpoint-every-passes", ckpt, "N", "also checkpoint every N passes (0: only at the end)"), &O::checkpoint_every_passes, AtLeast(0)),
       Number(Flag("keep-checkpoints", ckpt, "N", "checkpoints kept; older ones are deleted"), &O::keep_checkpoints, Positive()),
       Implicit(Text(Flag("resume", ckpt, "PATH", "resume from LATEST of --checkpoint-dir (--resume alone), from the checkpoint PATH, or with --resume=auto from LATEST when there is one (a fresh start otherwise)"), &O::resume), "LATEST"),
+      Text(Flag("init-from", ckpt, "PATH", "start from the model of a checkpoint (PATH, or LATEST of a checkpoint directory) on new input: rows, dense parameters and counters load, the data position starts over, so --train and ranks x workers may differ; with --resume=auto only when --checkpoint-dir holds no checkpoint yet"), &O::init_from),
       Text(Flag("export-delta-dir", ckpt, "DIR", "after each checkpoint, export the rows changed since the previous export"), &O::export_delta_dir),
       Text(Flag("metrics-out", ckpt, "FILE", "JSONL metrics: one record per pass, then a final record"), &O::metrics_out),
       Text(Flag("export-rows", ckpt, "DIR", "at the end, write every row as TSV to DIR/rows-<rank>.tsv"), &O::export_rows),
+  };
+}
 
+std::vector<FlagDef> OtherFlags() {
+  const char* other = "Other";
+  return {
       Special(Flag("config", other, "FILE", "file of flags, one per line (flag value, flag = value or --flag=value; # starts a comment); the command line wins"), FlagKind::kConfig),
       Special(Flag("help", other, "", "print this help"), FlagKind::kHelp, 'h'),
       Special(Flag("help-markdown", other, "", "print the flag table as Markdown (the README's)"), FlagKind::kHelpMarkdown),
   };
+}
+
+std::vector<FlagDef> MakeTable() {
+  std::vector<FlagDef> table;
+  for (auto section : {DataFlags, ModelFlags, RunFlags, TierFlags, CheckpointFlags, OtherFlags}) {
+    for (FlagDef& f : section()) table.push_back(std::move(f));
+  }
+  return table;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "strata/common/row.h"
 #include "strata/data/input_files.h"
+#include "strata/model/mlp.h"
 #include "train/row_stores.h"
 
 namespace strata {
@@ -75,6 +76,30 @@ Status CheckOutputDirs(const TrainOptions& o, int rank) {
   return Status::OK();
 }
 
+// The dense model and its buffers must fit in this machine's memory: a width typed with a
+// zero too many is refused here, naming the flags, not by std::bad_alloc mid-setup.
+// Counted: parameters, Adam's two moments, the reduced gradient and one gradient and one
+// set of activations and their gradients per local worker.
+Status CheckDenseModelFits(const TrainOptions& o) {
+  const Mlp mlp(o.model);
+  double activations = 0;
+  for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
+  activations += 2.0 * o.batch_size * mlp.input_width();
+  const double need = 4.0 * ((4.0 + o.workers_per_rank) * static_cast<double>(mlp.num_params()) +
+                             o.workers_per_rank * activations);
+  const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (have <= 0 || need <= have) return Status::OK();
+  std::string widths;
+  for (int w : o.model.mlp) {
+    if (!widths.empty()) widths += ',';
+    widths += std::to_string(w);
+  }
+  return Status::InvalidArgument(fmt::format(
+      "--mlp {} with --batch-size {} and --workers-per-rank {}: the dense model ({} parameters) and its buffers "
+      "need {:.1f} GB per rank, more than this machine's {:.1f} GB of memory",
+      widths, o.batch_size, o.workers_per_rank, mlp.num_params(), need / 1e9, have / 1e9));
+}
+
 // The backend, the stores, and a pool of one thread per local worker.
 Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   const int local_ranks = std::max(1, comm->local_size());
@@ -85,6 +110,7 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   if (o.pipeline && !MpiSession::ThreadMultiple()) {
     return Status::InvalidArgument("--pipeline on needs MPI_THREAD_MULTIPLE, which this MPI does not provide; use --pipeline off");
   }
+  STRATA_RETURN_IF_ERROR(CheckDenseModelFits(o));
   STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, &out->hbm));
   return NewServer(o, comm->rank(), &out->server);
 }

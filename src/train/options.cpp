@@ -136,6 +136,10 @@ Status CheckCombination(const TrainOptions& o) {
   if (o.resume == "auto" && o.checkpoint_dir.empty()) {
     return Status::InvalidArgument("--resume=auto needs --checkpoint-dir");
   }
+  if (!o.init_from.empty() && !o.resume.empty() && o.resume != "auto") {
+    return Status::InvalidArgument("--init-from and --resume exclude each other (--resume=auto uses --init-from when "
+                                   "--checkpoint-dir holds no checkpoint yet)");
+  }
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");
   }

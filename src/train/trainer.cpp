@@ -40,9 +40,14 @@ class Job {
                                              parts_.pool.get());
     reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get());
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(reporter_->Open(o_.metrics_out)));
+    checkpointer_.SetTrainInput(DescribeInput(parts_.train_plan));
     bool resume = false;
     STRATA_RETURN_IF_ERROR(checkpointer_.ResumeWanted(&resume));
-    if (resume) STRATA_RETURN_IF_ERROR(Resume());
+    if (resume) {
+      STRATA_RETURN_IF_ERROR(Resume());
+    } else if (!o_.init_from.empty()) {
+      STRATA_RETURN_IF_ERROR(InitFrom());
+    }
     std::unique_ptr<PassPipeline> pipeline;
     STRATA_RETURN_IF_ERROR(PassPipeline::StartTraining(o_, parts_.train_plan, comm_, parts_.server.get(),
                                                        parts_.hbm.get(), Position(), o_.pipeline, &pipeline));
@@ -61,6 +66,16 @@ class Job {
     resumed_examples_ = progress_.examples;
     if (comm_->rank() == 0) {
       fmt::print("strata-train: resumed after pass {} ({} examples)\n", progress_.passes, progress_.examples);
+    }
+    return Status::OK();
+  }
+
+  Status InitFrom() {
+    STRATA_RETURN_IF_ERROR(checkpointer_.InitFrom(parts_.server.get(), parts_.hbm.get(), &progress_));
+    resumed_examples_ = progress_.examples;
+    if (comm_->rank() == 0) {
+      fmt::print("strata-train: starting from the model of {} (after pass {}) on new input\n", o_.init_from,
+                 progress_.passes);
     }
     return Status::OK();
   }

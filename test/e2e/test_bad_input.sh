@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad input gets a clear message naming the file, line or flag and a nonzero exit:
 # malformed rows, an empty file, a missing file, bad flags, a config with an unknown key,
-# a truncated .gz, unwritable output directories, a diverging run.
+# a truncated .gz or one with trailing bytes, unwritable output directories, a diverging run,
+# a dense model that does not fit in memory.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -40,6 +41,9 @@ expect 2 "cannot open .*nope.flags" run1 --train "$good" --config "$dir/nope.fla
 # A truncated gzip input names the file (it is not taken for a shorter one).
 gzip -c "$good" | head -c 100000 >"$dir/cut.tsv.gz"
 expect 1 "cut.tsv.gz: truncated gzip data" run2 --train "$dir/cut.tsv.gz"
+# Bytes after the gzip stream (a damaged or partly overwritten file) are refused too.
+{ gzip -c "$good"; printf 'junk'; } >"$dir/tail.tsv.gz"
+expect 1 "tail.tsv.gz: data after the end of the gzip stream" run2 --train "$dir/tail.tsv.gz"
 # Output directories that cannot be written fail the job before its first pass.
 : >"$dir/a-file"
 for flag in --checkpoint-dir --export-rows --export-delta-dir; do
@@ -49,6 +53,13 @@ for flag in --checkpoint-dir --export-rows --export-delta-dir; do
 done
 # A diverging run stops at the pass whose loss is not finite, on every rank.
 expect 1 "training diverged in pass 0: its train logloss is .*nan" run2 --train "$good" --eval "$dir/data/eval.tsv" --lr-dense 1e38
+# A dense model larger than the machine is refused before setup, naming --mlp; one that
+# passes that check but not the address-space limit ends every rank within seconds with
+# one line per rank (not an uncaught std::bad_alloc's abort).
+expect 1 "\-\-mlp 100000,100000 .*more than this machine's" run2 --train "$good" --mlp 100000,100000
+limited() { (ulimit -v 4000000; "$@"); }
+expect 1 "rank [01]: fatal: out of memory .*lower --pass-examples|more than this machine's" \
+  limited run2 --train "$good" --mlp 20000,20000
 # A huge bad field is quoted by its start and length, not echoed whole.
 /usr/bin/python3 -c "
 import sys

@@ -6,7 +6,9 @@
 # uninterrupted run. Without --resume, a directory holding checkpoints is refused, not
 # overwritten; a second job on a running job's directory is refused too. The stop comes a
 # number of passes (drawn from a seed) after that; which pass it stops at varies with
-# timing, the result may not.
+# timing, the result may not. SIGTERM to mpirun itself is no graceful stop (Open MPI stops
+# relaying the ranks' output and kills them a second later): the job ends at once, its
+# ranks with it, the published checkpoints stay intact, and the job resumes from the last.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -51,3 +53,25 @@ for f in eval_logloss eval_auc examples steps keys; do
 done
 /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-full" "$dir/rows-job" 0
 echo "ok: the requeued run ends bitwise equal to the uninterrupted one"
+
+# SIGTERM to mpirun: the job ends within seconds; the last published checkpoint verifies
+# and the job resumes from it to the same end.
+run hard --checkpoint-dir "$dir/ck-hard" --checkpoint-every-passes 2 --resume=auto &
+job=$!
+mpirun_pid=$(mpirun_of "$job") || die "the job's mpirun did not start"
+wait_passes "$dir/hard.jsonl" $(( 4 + $(seed_pick 19 20) )) "$job"
+ranks=$(pgrep -P "$mpirun_pid" | tr '\n' ' ')
+kill -TERM "$mpirun_pid"
+for _ in $(seq 1 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$job" 2>/dev/null && die "the job still runs 30 s after SIGTERM to its mpirun"
+for pid in $ranks; do  # given a moment to be reaped once their parent is gone
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && die "rank process $pid outlived its mpirun by 10 s"
+done
+"$BUILD/strata-inspect" verify "$dir/ck-hard" >"$dir/verify.txt" 2>&1 || die_with_log "$dir/verify.txt" "the checkpoint is damaged"
+last=$(cat "$dir/ck-hard/LATEST")
+run hard --checkpoint-dir "$dir/ck-hard" --resume=auto || die_with_log "$dir/hard.log" "the run after SIGTERM failed"
+for f in eval_logloss eval_auc examples steps keys; do
+  [ "$(json_field "$dir/hard.jsonl" $f)" = "$(json_field "$dir/full.jsonl" $f)" ] || die "run after SIGTERM: $f differs"
+done
+echo "ok: SIGTERM to mpirun ended the job at once; it resumed from $last to the same end"

@@ -243,5 +243,20 @@ TEST_CASE("mpi: AgreeOn carries the lowest failing rank's error to every rank") 
   CHECK(comm.AgreeOn(Status::OK()).ok());
 }
 
+// One rank with a part over MPI's int counts (2 GiB): every rank gets the same error, and
+// the communicator still works afterwards (no rank was left inside a collective).
+TEST_CASE("mpi: an all-to-all over 2 GiB on one rank fails on every rank") {
+  Comm comm;
+  std::vector<std::string> send(comm.size());
+  if (comm.rank() == 0 && comm.size() > 1) send[1].assign(size_t{1} << 31, 'x');
+  std::vector<std::string> recv;
+  const Status st = comm.AllToAll(std::move(send), &recv);
+  CHECK(st.code() == Status::Code::kCommError);
+  CHECK(st.message().find("over MPI's 2 GiB") != std::string::npos);
+  std::vector<std::string> small(comm.size(), std::string(3, 'y'));
+  REQUIRE(comm.AllToAll(small, &recv).ok());
+  CHECK(recv.size() == static_cast<size_t>(comm.size()));
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # jobs/strata-train.slurm on a real Slurm: Debian's slurmctld, slurmd and munge (installed
-# when missing) started on localhost as processes this test owns, with their own munge key
-# and socket and free ports, and stopped at its end. Checks:
-#   (a) a 2-rank job (srun --mpi=pmix) trains to an eval AUC;
+# when missing) started on localhost as processes this test owns (one slurmctld, two slurmd
+# nodes n1 and n2), with their own munge key and socket and free ports, and stopped at its
+# end. Checks:
+#   (a) a 2-rank job across both nodes (srun --mpi=pmix) trains to an eval AUC;
 #   (b) a bad flag fails the job with strata-train's message in the job's output;
 #   (c) `scontrol requeue` once the job has run a number of passes drawn from a seed: the
 #       ranks get SIGTERM, stop at a pass boundary after a checkpoint, the job is requeued,
@@ -24,7 +25,7 @@ dir=$(scratch)
 export SLURM_CONF=$dir/slurm.conf
 stop_all() {
   scancel --user=root 2>/dev/null || true
-  for pid_file in "$dir"/slurmd.pid "$dir"/slurmctld.pid "$dir"/munged.pid; do
+  for pid_file in "$dir"/slurmd-n1.pid "$dir"/slurmd-n2.pid "$dir"/slurmctld.pid "$dir"/munged.pid; do
     [ -s "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null || true
   done
   sleep 1
@@ -43,18 +44,17 @@ cat >"$SLURM_CONF" <<EOF
 ClusterName=strata-test
 SlurmctldHost=localhost
 SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket=$dir/munge/sock
 CredType=cred/munge
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/slurmctld.log
-SlurmdLogFile=$dir/slurmd.log
+SlurmdLogFile=$dir/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -62,20 +62,26 @@ SelectTypeParameters=CR_CPU
 MpiDefault=none
 JobRequeue=1
 ReturnToService=2
-NodeName=localhost CPUs=2 State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+NodeName=n1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=$(free_port) CPUs=2 State=UNKNOWN
+NodeName=n2 NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=$(free_port) CPUs=2 State=UNKNOWN
+PartitionName=debug Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
 EOF
+mkdir -p "$dir/pmix"
+echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf"  # PMIx steps' files stay in the scratch directory
 slurmctld -i || die "slurmctld did not start ($dir/slurmctld.log)"
-slurmd -N localhost || die "slurmd did not start ($dir/slurmd.log)"
-for _ in $(seq 1 100); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.2; done
-sinfo -h -o %t | grep -q idle || die "the Slurm node never became idle: $(sinfo 2>&1)"
+for node in n1 n2; do
+  mkdir -p "$dir/spool/$node"
+  slurmd -N "$node" || die "slurmd $node did not start ($dir/slurmd-$node.log)"
+done
+for _ in $(seq 1 100); do [ "$(sinfo -h -N -o %t 2>/dev/null | grep -c idle)" -eq 2 ] && break; sleep 0.2; done
+[ "$(sinfo -h -N -o %t | grep -c idle)" -eq 2 ] || die "the two Slurm nodes never became idle: $(sinfo -N 2>&1)"
 echo "ok: slurmctld and slurmd up ($(sinfo -h -o '%P %D %t'))"
 
 "$DATAGEN" --out-dir "$dir/data" --train-rows 20000 --eval-rows 1000 --cardinality 5000 --seed 23 >/dev/null
 cd "$dir"
 export STRATA_HOME=$repo STRATA_TRAIN=$repo/$TRAIN STRATA_CONFIG=$repo/configs/tiny.flags STRATA_CKPT=$dir/ckpt
-submit() {  # sbatch flags for a 2-rank job on the one node, then the script's arguments
-  sbatch --parsable --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 "$@"
+submit() {  # sbatch flags for a 2-rank job on one node (unless told otherwise), then the script's arguments
+  sbatch --parsable --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 "$@"
 }
 job_state() { scontrol show job "$1" | grep -o "JobState=[A-Z_]*" | cut -d= -f2; }
 # wait_job ID: until the job has ended (a requeued job is let start at once).
@@ -91,11 +97,16 @@ wait_job() {
 }
 data=(--train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv")
 
-# (a) A 2-rank job trains to an eval AUC.
-id=$(submit --wait "$repo/jobs/strata-train.slurm" "${data[@]}" --pass-examples 2000) || die_with_log "strata-train-$id.out" "job (a) failed"
-grep -q "srun --mpi=pmix" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "job (a) was not launched with srun --mpi=pmix"
+# (a) A 2-rank job across the two nodes trains to an eval AUC.
+# Open MPI's mpirun, as root on loopback, launches its daemons through srun: Debian's Slurm
+# cannot run PMIx steps across two slurmd on one host (they share /tmp and the spool path).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+id=$(STRATA_LAUNCH=mpirun submit --wait --nodes=2 --ntasks-per-node=1 "$repo/jobs/strata-train.slurm" "${data[@]}" --pass-examples 2000) \
+  || die_with_log "strata-train-$id.out" "job (a) failed"
+grep -q "on n\[1-2\]: mpirun" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "job (a) did not run on both nodes with mpirun"
+grep -q "strata-train: 2 ranks x" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "job (a) did not train on 2 ranks"
 auc=$(json_field "strata-train-$id.jsonl" eval_auc)
-echo "ok: (a) 2-rank job $id: eval AUC $auc"
+echo "ok: (a) 2-rank job $id on nodes n1 and n2: eval AUC $auc"
 
 # (b) A bad flag fails the job, with the message in its output.
 id=$(submit --wait "$repo/jobs/strata-train.slurm" "${data[@]}" --batch-size abc) && die "job (b) with a bad flag succeeded"

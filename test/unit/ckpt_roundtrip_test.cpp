@@ -26,6 +26,7 @@ TEST_CASE("ckpt: rows and meta read back bitwise") {
   CHECK(got.format_version == ckpt::kFormatVersion);
   CHECK(got.kind == ckpt::Kind::kFull);
   CHECK(got.flags == meta.flags);
+  CHECK(got.train_input == meta.train_input);
   CHECK(got.model.embedding_dim == 4);
   CHECK(got.model.mlp == meta.model.mlp);
   CHECK(got.model.lr_sparse == meta.model.lr_sparse);
@@ -68,14 +69,51 @@ TEST_CASE("ckpt: a checkpoint of 2 ranks reshards to 1 and 4 ranks") {
   }
 }
 
+// What the metadata fuzzer checks, on the cases it reached first.
+TEST_CASE("ckpt: metadata no build could have written is corruption") {
+  TempDir tmp;
+  Job job(SmallSpec(), 1);
+  job.AddRows(0, 10, 7, 3);
+  ckpt::CheckpointMeta good = MakeMeta(job, 1, 5);
+  good.rank_files = {{10, 0}};
+  int written = 0;
+  auto refused = [&](const ckpt::CheckpointMeta& meta, const std::string& what) {
+    const std::string dir = tmp.path() + "/m" + std::to_string(++written);
+    REQUIRE(ckpt::WriteMeta(dir, meta).ok());
+    ckpt::CheckpointMeta got;
+    const Status st = ckpt::ReadMeta(dir, &got);
+    CHECK(st.code() == Status::Code::kCorruption);
+    CHECK_MESSAGE(st.message().find(what) != std::string::npos, st.message());
+  };
+  ckpt::CheckpointMeta m = good;
+  m.model.mlp = {8, 0};
+  refused(m, "mlp width 0");
+  m = good;
+  m.model.mlp = {2147483647};
+  refused(m, "/dense/params has");
+  m = good;
+  m.model.embedding_dim = kMaxEmbeddingDim + 1;
+  refused(m, "embedding_dim 1025");
+  m = good;
+  m.model.num_slots = 0;
+  refused(m, "num_slots 0");
+  m = good;
+  m.dense.params.pop_back();
+  refused(m, "/dense/params has");
+  m = good;
+  m.dense.v.resize(3);
+  refused(m, "/dense/v has 3 values");
+}
+
 TEST_CASE("ckpt: CheckCompatible names the differing flag") {
   ckpt::CheckpointMeta meta;
   meta.model = SmallSpec();
   ModelSpec now = SmallSpec();
   CHECK(ckpt::CheckCompatible(meta, now).ok());
   now.lr_sparse = 1.f;  // a learning rate may change
-  now.seed = 99;
   CHECK(ckpt::CheckCompatible(meta, now).ok());
+  now.seed = 99;  // the seed draws every new row: another one would not continue the run
+  CHECK(ckpt::CheckCompatible(meta, now).message() == "cannot resume: --seed 2026 in the checkpoint, 99 now");
 
   now = SmallSpec();
   now.embedding_dim = 8;

@@ -74,6 +74,7 @@ struct Job {
 inline ckpt::CheckpointMeta MakeMeta(const Job& job, int64_t pass, uint64_t seed) {
   ckpt::CheckpointMeta m;
   m.flags = "--embedding-dim=4 --mlp=8,4 --seed=" + std::to_string(seed);
+  m.train_input = "1 file, " + std::to_string(pass * 1000) + " lines, id 0123456789abcdef";
   m.model = job.spec;
   m.progress.pass = pass;
   m.progress.epoch = pass / 2;

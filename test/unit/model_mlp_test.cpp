@@ -118,6 +118,15 @@ TEST_CASE("model: Mlp layout and FLOP count of the Criteo shape") {
   CHECK(mlp.flops_per_example() == doctest::Approx(6.0 * macs));
 }
 
+// Found by the checkpoint-metadata fuzzer: a width of INT_MAX overflowed `fan_in + 1`.
+TEST_CASE("model: Mlp counts the parameters of the widest layers without overflow") {
+  ModelSpec spec;
+  spec.mlp = {2147483647};
+  const Mlp mlp(spec);
+  const size_t in = 26 * 16 + 13, wide = 2147483647;
+  CHECK(mlp.num_params() == (in + 1) * wide + (wide + 1) * 1);
+}
+
 // Largest |a_k - b_k| relative to scale.
 double RelativeError(const float* a, const float* b, size_t n, double scale) {
   double diff = 0;

@@ -88,6 +88,7 @@ struct CheckpointMeta {
   int format_version = kFormatVersion;
   Kind kind = Kind::kFull;
   std::string flags;              // the effective command line of the writing job
+  std::string train_input;        // DescribeInput of its --train plan (empty from older builds)
   ModelSpec model;                // every field is stored; CheckCompatible says which must match
   Progress progress;
   int ranks = 1;                  // ranks of the writing job = number of rows-<r>.h5 files

@@ -39,13 +39,15 @@ class Comm {
   Status AllreduceMax(int64_t* values, int n);
 
   // Personalised all-to-all of bytes: send[r] goes to rank r; recv[r] came from rank r.
-  // Counts travel first, then the payload with MPI_Alltoallv. Adds to bytes_sent().
+  // Counts travel first, then the payload with MPI_Alltoallv. Adds to bytes_sent(). A
+  // rank that would send or receive over 2 GiB makes every rank return the same error (the
+  // ranks agree on it before the payload moves, so none waits in a collective alone).
   Status AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv);
   // The same, consuming send (a rank alone moves it to recv without copying; with more,
   // send is freed once packed, so at most two copies of the bytes live at once).
   Status AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv);
 
-  // recv[r] is rank r's bytes.
+  // recv[r] is rank r's bytes. Over 2 GiB in all is an error on every rank.
   Status AllGather(const std::string& send, std::vector<std::string>* recv);
 
   // Every rank passes its local status; every rank gets back the error of the lowest rank
@@ -58,8 +60,8 @@ class Comm {
   struct Handle;  // the MPI_Comm, kept out of this header
   explicit Comm(std::unique_ptr<Handle> handle);
   // send's parts, concatenated, and their sizes.
-  static Status Pack(const std::vector<std::string>& send, std::vector<int>* counts, std::string* packed);
-  Status AllToAllPacked(std::string packed, const std::vector<int>& send_counts, std::vector<std::string>* recv);
+  static void Pack(const std::vector<std::string>& send, std::vector<int64_t>* counts, std::string* packed);
+  Status AllToAllPacked(std::string packed, const std::vector<int64_t>& send_counts, std::vector<std::string>* recv);
 
   std::unique_ptr<Handle> handle_;
   int rank_ = 0;

@@ -71,6 +71,11 @@ class ShardPlan {
 // N == 0 ("no examples in <files>").
 Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardPlan* out);
 
+// What a plan reads, as one short line for checkpoints: "3 files, 60000 lines, id <hex>".
+// The id hashes each file's name without its directory (a staged copy elsewhere matches),
+// its line count and its size, in order: a changed, added or reordered file changes it.
+std::string DescribeInput(const ShardPlan& plan);
+
 // The first global line of worker w's chunk: w * total / workers, without overflow.
 uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker);
 

@@ -8,6 +8,9 @@
 
 namespace strata {
 
+// Widest embedding --embedding-dim accepts.
+constexpr int kMaxEmbeddingDim = 1024;
+
 enum class SparseOptimizerKind { kAdagrad, kSgd };
 enum class DenseOptimizerKind { kAdam, kSgd };
 

@@ -19,8 +19,6 @@ namespace strata {
 
 // Passes the pipeline may pull ahead of training (the MEM-PS pins them all at once).
 constexpr int kMaxPrefetchPasses = 16;
-// Widest embedding --embedding-dim accepts.
-constexpr int kMaxEmbeddingDim = 1024;
 
 struct TrainOptions {
   // Data.
@@ -50,6 +48,7 @@ struct TrainOptions {
   int checkpoint_every_passes = 0;  // 0: only at the end
   int keep_checkpoints = 3;         // older ones are deleted once a newer one is published
   std::string resume;               // "LATEST" (of --checkpoint-dir) or a checkpoint path
+  std::string init_from;            // a checkpoint whose model starts this run on new input
   std::string export_delta_dir;     // delta exports for serving after each checkpoint
   std::string metrics_out;          // JSONL file; empty: none
   std::string export_rows;          // directory for rows-<rank>.tsv at the end; empty: none
