@@ -134,7 +134,7 @@ section_criteo_auc() {
     return 0
   fi
   local data=$WORK/criteo
-  tools/bench/split_criteo.sh "$sample" "$data" | sed 's/^/  /'
+  tools/bench/split_sample.sh "$sample" "$data" | sed 's/^/  /'
   # Global batch 512 on both: 2 ranks x 256 for strata, 512 for PyTorch.
   local model=(--embedding-dim 16 --mlp 512,256,128 --epochs 1 --sparse-optimizer adagrad
                --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001)

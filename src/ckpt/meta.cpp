@@ -226,8 +226,8 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
     return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");
   };
-  if (c.num_slots != spec.num_slots) return differ("slots (--format)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
-  if (c.num_dense != spec.num_dense) return differ("dense features (--format)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
+  if (c.num_slots != spec.num_slots) return differ("slots (--format or --schema)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
+  if (c.num_dense != spec.num_dense) return differ("dense features (--format or --schema)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
   if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));
   if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));

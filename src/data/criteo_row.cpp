@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "data/dense_table.h"
+#include "data/field_quote.h"
 #include "strata/common/partition.h"
 
 namespace strata {
@@ -94,16 +95,6 @@ struct BatchMark {
 };
 
 // Why a row failed: a wrong column count explains everything, so it is checked first.
-// A field as quoted in an error: whole up to 64 bytes, else its start and its length (a
-// multi-megabyte field must not be echoed into the log).
-std::string Quoted(std::string_view field) {
-  constexpr size_t kShown = 64;
-  std::string quoted = "'";
-  quoted.append(field.substr(0, kShown));
-  quoted.append(field.size() <= kShown ? "'" : "...' (" + std::to_string(field.size()) + " bytes)");
-  return quoted;
-}
-
 bool Fail(std::string_view line, const TsvSchema& schema, const std::string& why, std::string* reason) {
   const size_t expected = static_cast<size_t>(schema.columns());
   const size_t got = CountColumns(line);

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "strata/data/batch.h"
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 
 namespace strata::data_internal {
 

@@ -37,7 +37,8 @@ std::string Accepts(const FlagDef& f, bool markdown) {
 
 std::string DefaultText(const FlagDef& f) {
   if (f.required) return "(required)";
-  return f.get ? f.get(TrainOptions{}) : "";
+  static const TrainOptions defaults;
+  return f.get ? f.get(defaults) : "";
 }
 
 // The groups in table order, each once.

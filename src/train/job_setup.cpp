@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "strata/common/row.h"
+#include "strata/data/chunk_reader.h"
 #include "strata/data/input_files.h"
 #include "strata/model/mlp.h"
 #include "train/row_stores.h"
@@ -19,14 +20,17 @@
 namespace strata {
 namespace {
 
-// Rank 0 expands the globs and plans the shards; every rank receives the same plan.
-Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, ShardPlan* plan) {
+// Rank 0 expands the globs, plans the shards and checks the files' headers against the
+// schema; every rank receives the same plan.
+Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, const InputSchema& schema,
+                 ShardPlan* plan) {
   std::string bytes;
   Status local;
   if (comm->rank() == 0) {
     std::vector<std::string> files;
     local = ExpandInputs(patterns, &files);
     if (local.ok()) local = PlanShards(files, workers, plan);
+    if (local.ok()) local = CheckHeaders(*plan, schema);
     if (local.ok()) bytes = plan->Serialize();
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
@@ -133,9 +137,9 @@ Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, &out->train_plan));
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o.input, &out->train_plan));
   out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, &out->eval_plan));
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o.input, &out->eval_plan));
   if (comm->rank() == 0) PrintStartLine(o, *comm, *out);
   return Status::OK();
 }

@@ -146,11 +146,25 @@ Status CheckCombination(const TrainOptions& o) {
   return Status::OK();
 }
 
+// The input layout decides the model's slots and dense features.
+Status LoadInputSchema(TrainOptions* o) {
+  if (o->schema_file.empty()) {
+    o->input = CriteoSchema();
+  } else {
+    const Status st = ReadSchemaFile(o->schema_file, &o->input);
+    if (!st.ok()) return Status::InvalidArgument("--schema " + st.message());
+  }
+  o->model.num_slots = o->input.num_slots();
+  o->model.num_dense = o->input.num_dense;
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
   TrainOptions& o = *out;
-  o = TrainOptions{};
+  TrainOptions defaults;
+  o = std::move(defaults);
   o.help_text = FlagsHelpText();
   std::vector<Setting> cli;
   STRATA_RETURN_IF_ERROR(ReadCommandLine(argc, argv, &cli));
@@ -175,7 +189,8 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     if (s.flag->kind == FlagKind::kValue) settings.push_back(s);
   }
   STRATA_RETURN_IF_ERROR(Apply(settings, &o));
-  return CheckCombination(o);
+  STRATA_RETURN_IF_ERROR(CheckCombination(o));
+  return LoadInputSchema(&o);
 }
 
 }  // namespace strata

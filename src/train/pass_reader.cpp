@@ -18,10 +18,9 @@ Status PassReader::Open(const ReadPosition& from) {
   epoch_ = from.epoch;
   readers_.clear();
   warned_.assign(static_cast<size_t>(o_.workers_per_rank), 0);
-  const TsvSchema schema{o_.model.num_slots, o_.model.num_dense};
   const int first = rank_ * o_.workers_per_rank;
   for (int g = 0; g < o_.workers_per_rank; ++g) {
-    readers_.push_back(std::make_unique<ChunkReader>(plan_, first + g, schema));
+    readers_.push_back(std::make_unique<ChunkReader>(plan_, first + g, o_.input));
     if (!from.lines.empty() && from.lines[g] > 0) STRATA_RETURN_IF_ERROR(readers_.back()->SkipLines(from.lines[g]));
   }
   return Status::OK();

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "strata/comm/comm.h"
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 #include "strata/data/shard_plan.h"
 #include "strata/train/options.h"
 #include "train/pass_data.h"

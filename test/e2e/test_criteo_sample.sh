@@ -11,7 +11,7 @@ sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"
 # these flags; the bar leaves room for changes of initialisation or summation order.
 min_auc=0.745
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
-tools/bench/split_criteo.sh "$sample" "$dir" >/dev/null || die "splitting $sample failed"
+tools/bench/split_sample.sh "$sample" "$dir" >/dev/null || die "splitting $sample failed"
 run_logged "$dir/train.log" "strata-train on the Criteo sample" \
   $MPIRUN -np 2 "$TRAIN" --format criteo --embedding-dim 16 --mlp 128,64 --batch-size 256 \
   --epochs 1 --sparse-optimizer adagrad --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001 \

@@ -8,7 +8,7 @@
 
 #include "data_test_files.h"
 #include "strata/common/partition.h"
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 #include "strata/data/shard_plan.h"
 
 namespace strata {

@@ -11,7 +11,7 @@
 #include "data/zipf.h"
 #include "data_test_files.h"
 #include "strata/common/partition.h"
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 #include "strata/data/shard_plan.h"
 #include "strata/data/synthetic.h"
 

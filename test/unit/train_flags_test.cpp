@@ -61,13 +61,14 @@ std::string AsValue(const FlagDef& f, double v) {
 
 TEST_CASE("flags: the table names each flag once, and every value flag can be set and read") {
   std::set<std::string_view> names;
+  const TrainOptions defaults;
   for (const FlagDef& f : TrainFlags()) {
     CHECK_MESSAGE(names.insert(f.name).second, "--", f.name, " is declared twice");
     CHECK(!f.help.empty());
     CHECK(FindFlag(f.name) == &f);
     if (f.kind != FlagKind::kValue) continue;
     CHECK_MESSAGE((f.set && f.get), "--", f.name, " has no field");
-    if (f.repeatable) CHECK_MESSAGE(f.get(TrainOptions{}).empty(), "repeatable --", f.name, " needs an empty default");
+    if (f.repeatable) CHECK_MESSAGE(f.get(defaults).empty(), "repeatable --", f.name, " needs an empty default");
   }
   CHECK(FindFlag("no-such-flag") == nullptr);
 }
@@ -80,9 +81,10 @@ TEST_CASE("flags: every default equals the struct's default and parses back to i
   expected.help_text = base.help_text;
   expected.command_line = base.command_line;
   CHECK(base == expected);
+  const TrainOptions defaults;
   for (const FlagDef& f : TrainFlags()) {
     if (f.kind != FlagKind::kValue || f.required) continue;
-    const std::string text = f.get(TrainOptions{});
+    const std::string text = f.get(defaults);
     if (text.empty()) continue;  // an empty value (--resume=, --checkpoint-dir=) is an error by design
     TrainOptions o;
     const Status st = Parse({"--train", "x", "--" + std::string(f.name) + "=" + text}, &o);

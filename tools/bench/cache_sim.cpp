@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "strata/data/batch.h"
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 #include "strata/data/input_files.h"
 #include "strata/data/shard_plan.h"
 #include "strata/mem/cache_policy.h"

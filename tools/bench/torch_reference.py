@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """PyTorch reference for strata-train: the same CTR model, optimizers and hyper-parameters on the
-same Criteo-format TSV files, to compare training throughput and eval AUC/logloss.
+same input files (Criteo TSV, or any layout a strata schema file describes: --schema), to compare
+training throughput and eval AUC/logloss.
 
-Model (as strata's): one embedding per categorical slot (26 slots, width --embedding-dim, an empty
-field contributes a zero vector), concatenated with the 13 integer features transformed to
-sign(x) * log1p(|x|) (empty -> 0), an MLP with ReLU (--mlp hidden widths) and one logit; loss is
-the sigmoid cross-entropy averaged over the batch. Initialisation: embeddings uniform(-s, s)
+Model (as strata's): one embedding per slot (26 for Criteo, width --embedding-dim, an empty field
+contributes a zero vector), concatenated with the dense features (Criteo's 13 integers, or a
+schema's numeric columns) transformed to sign(x) * log1p(|x|) or kept raw (empty -> 0), an MLP
+with ReLU (--mlp hidden widths) and one logit; loss is the sigmoid cross-entropy averaged over the
+batch. Schema roles as strata reads them: categorical tokens, bucketize (the bucket index), time
+(hour-of-day and day-of-week slots), ignore; multihot columns are not supported here. Initialisation: embeddings uniform(-s, s)
 (--init-scale), MLP weights He-uniform U(-sqrt(6/fan_in), +sqrt(6/fan_in)), biases 0.
 
 Optimizers and what differs from strata:
@@ -36,15 +39,77 @@ import time
 
 import numpy as np
 
-NUM_DENSE = 13
-NUM_SLOTS = 26
+import re
+from datetime import datetime
+
+CRITEO_SCHEMA = ("delimiter tab\nheader no\ncolumn label label\n" +
+                 "".join(f"column I{i} numeric log1p\n" for i in range(1, 14)) +
+                 "".join(f"column C{i} categorical\n" for i in range(1, 27)))
+SEPARATORS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|", "space": " ", "colon": ":"}
+
+
+class Schema:
+    """A strata schema file (include/strata/data/schema.h): delimiter, header, and per column
+    (name, role, argument)."""
+
+    def __init__(self, text, source):
+        self.delimiter, self.header, self.columns = "\t", False, []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if words[0] == "delimiter":
+                self.delimiter = SEPARATORS.get(words[1], words[1])
+            elif words[0] == "header":
+                self.header = words[1] == "yes"
+            elif words[0] == "column" and len(words) >= 3:
+                arg = line.split("#", 1)[0].split(None, 3)[3].strip() if len(words) > 3 else ""
+                self.columns.append((words[1], words[2], arg))
+            else:
+                sys.exit(f"{source}:{lineno}: not a schema line")
+        roles = [r for _, r, _ in self.columns]
+        if roles.count("label") != 1 or "multihot" in roles:
+            sys.exit(f"{source}: torch_reference needs one label column and no multihot column")
+        self.label = roles.index("label")
+        self.dense = [(i, arg == "log1p") for i, (_, r, arg) in enumerate(self.columns) if r == "numeric"]
+
+
+def time_slots(values, fmt):
+    """Hour-of-day and day-of-week tokens of timestamps in a strptime format."""
+    hours, days = [], []
+    for v in values:
+        if v == "":
+            hours.append("")
+            days.append("")
+            continue
+        t = datetime.strptime(v, fmt)
+        hours.append(str(t.hour))
+        days.append(str((t.weekday() + 1) % 7))
+    return np.array(hours), np.array(days)
+
+
+def slot_columns(schema, a):
+    """Each slot's tokens as a string column [N], in strata's slot order."""
+    slots = []
+    for i, (name, role, arg) in enumerate(schema.columns):
+        if role == "categorical":
+            slots.append(a[:, i])
+        elif role == "bucketize":
+            bounds = np.array([float(b) for b in arg.split(",")])
+            col = a[:, i]
+            idx = np.searchsorted(bounds, np.where(col == "", "0", col).astype(np.float64), side="right")
+            slots.append(np.where(col == "", "", idx.astype(str)))
+        elif role == "time":
+            slots += list(time_slots(a[:, i], arg))
+    return slots
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--train", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
-    p.add_argument("--eval", nargs="+", required=True, help="Criteo TSV files (plain or .gz)")
+    p.add_argument("--train", nargs="+", required=True, help="input files (plain or .gz)")
+    p.add_argument("--eval", nargs="+", required=True, help="input files (plain or .gz)")
+    p.add_argument("--schema", help="strata schema file of the input layout (default: Criteo TSV)")
     p.add_argument("--embedding-dim", type=int, default=16, help="embedding width per slot")
     p.add_argument("--mlp", default="512,256,128", help="hidden widths, comma-separated")
     p.add_argument("--batch-size", type=int, default=1024, help="global batch size")
@@ -82,42 +147,45 @@ def open_text(path):
     return gzip.open(path, "rt") if path.endswith(".gz") else open(path, "rt")
 
 
-def read_rows(paths):
-    """All rows of the files as lists of field strings; exits with file:line on a row that has
-    the wrong number of fields or a label other than 0/1."""
-    width = 1 + NUM_DENSE + NUM_SLOTS
+def read_rows(paths, schema):
+    """All rows of the files as lists of field strings (header lines dropped); exits with
+    file:line on a row that has the wrong number of fields or a label other than 0/1."""
+    width = len(schema.columns)
     rows = []
     for path in paths:
         try:
             with open_text(path) as f:
-                part = [line.rstrip("\n").split("\t") for line in f]
+                part = [re.sub('"', "", line.rstrip("\r\n")).split(schema.delimiter) for line in f]
         except OSError as e:
             sys.exit(f"torch_reference: cannot read {path}: {e.strerror or e}")
-        for lineno, fields in enumerate(part, 1):
-            if len(fields) != width or fields[0] not in ("0", "1"):
-                sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} features, "
+        first = 1 if schema.header else 0
+        for lineno, fields in enumerate(part[first:], 1 + first):
+            if len(fields) != width or fields[schema.label] not in ("0", "1"):
+                sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} other columns, "
                          f"got {len(fields)} fields")
-        rows += part
+        rows += part[first:]
     return rows
 
 
-def encode(rows):
-    """Rows -> labels float32[N], dense float32[N, 13] (sign(x) log1p|x|, empty -> 0) and
-    embedding rows int64[N, 26]: row 0 is the all-zero row of an empty field, then each slot's
+def encode(rows, schema):
+    """Rows -> labels float32[N], dense float32[N, D] (sign(x) log1p|x| or raw, empty -> 0) and
+    embedding rows int64[N, S]: row 0 is the all-zero row of an empty field, then each slot's
     distinct tokens in turn. Returns also the number of embedding rows."""
-    a = np.array(rows)  # [N, 40] fixed-width strings
-    labels = a[:, 0].astype(np.float32)
-    raw = a[:, 1:1 + NUM_DENSE]
-    raw[raw == ""] = "0"
-    try:
-        raw = raw.astype(np.float64)
-    except ValueError as e:
-        sys.exit(f"torch_reference: non-numeric integer feature: {e}")
-    dense = (np.sign(raw) * np.log1p(np.abs(raw))).astype(np.float32)
-    ids = np.zeros((len(rows), NUM_SLOTS), dtype=np.int64)
+    a = np.array(rows)  # [N, columns] fixed-width strings
+    labels = a[:, schema.label].astype(np.float32)
+    dense = np.zeros((len(rows), len(schema.dense)), dtype=np.float32)
+    for j, (i, log1p) in enumerate(schema.dense):
+        raw = np.where(a[:, i] == "", "0", a[:, i])
+        try:
+            raw = raw.astype(np.float64)
+        except ValueError as e:
+            sys.exit(f"torch_reference: non-numeric feature in column {schema.columns[i][0]}: {e}")
+        dense[:, j] = np.sign(raw) * np.log1p(np.abs(raw)) if log1p else raw
+    slots = slot_columns(schema, a)
+    ids = np.zeros((len(rows), len(slots)), dtype=np.int64)
     next_row = 1
-    for s in range(NUM_SLOTS):
-        tokens, inverse = np.unique(a[:, 1 + NUM_DENSE + s], return_inverse=True)
+    for s, column in enumerate(slots):
+        tokens, inverse = np.unique(column, return_inverse=True)
         has_empty = len(tokens) > 0 and tokens[0] == ""  # "" sorts first
         ids[:, s] = np.where(inverse == 0, 0, next_row + inverse - 1) if has_empty else \
             next_row + inverse
@@ -154,12 +222,17 @@ def main():
     torch.manual_seed(a.seed)
 
     t0 = time.perf_counter()
-    train_rows, eval_rows = read_rows(a.train), read_rows(a.eval)
+    if a.schema:
+        with open(a.schema) as f:
+            schema = Schema(f.read(), a.schema)
+    else:
+        schema = Schema(CRITEO_SCHEMA, "criteo")
+    train_rows, eval_rows = read_rows(a.train, schema), read_rows(a.eval, schema)
     n_train = len(train_rows)
     if n_train == 0 or not eval_rows:
         sys.exit("torch_reference: train and eval data must both be non-empty")
     y, x, rows, num_rows = (torch.from_numpy(v) if isinstance(v, np.ndarray) else v
-                            for v in encode(train_rows + eval_rows))
+                            for v in encode(train_rows + eval_rows, schema))
     del train_rows, eval_rows
     ytr, xtr, rtr = y[:n_train], x[:n_train], rows[:n_train]
     yev_np, xev, rev = y[n_train:].numpy(), x[n_train:], rows[n_train:]
@@ -172,7 +245,7 @@ def main():
     with torch.no_grad():
         emb.weight.uniform_(-a.init_scale, a.init_scale)
         emb.weight[0].zero_()
-    layers, width = [], NUM_SLOTS * E + NUM_DENSE
+    layers, width = [], rows.shape[1] * E + x.shape[1]
     for h in a.hidden + [1]:
         lin = nn.Linear(width, h)
         bound = (6.0 / width) ** 0.5

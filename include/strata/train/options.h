@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "strata/common/status.h"
+#include "strata/data/schema.h"
 #include "strata/model/model_spec.h"
 #include "strata/ssd/ssd_store.h"
 
@@ -24,7 +25,8 @@ struct TrainOptions {
   // Data.
   std::vector<std::string> train;   // files or globs, plain or .gz
   std::vector<std::string> eval;    // files or globs; empty: no evaluation
-  std::string format = "criteo";    // the only format so far
+  std::string format = "criteo";    // the built-in layout, unless --schema names one
+  std::string schema_file;          // --schema: the input layout from a schema file
   int64_t max_bad_rows = 100;       // a few bad rows are normal in logs; many mean a wrong file
   // Run.
   std::string device = "cpu";       // cpu | cuda | auto (cuda when a GPU is visible)
@@ -57,6 +59,7 @@ struct TrainOptions {
   bool show_help = false;
   std::string help_text;
   std::string command_line;         // the effective flags, for logs and checkpoints
+  InputSchema input = CriteoSchema();  // from --schema, else --format; sets model's slots and dense
 
   bool operator==(const TrainOptions&) const = default;
 };

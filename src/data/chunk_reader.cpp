@@ -1,19 +1,32 @@
 // ChunkReader: walks a worker's pieces line by line and parses each row into the batch.
-#include "strata/data/criteo_reader.h"
+#include "strata/data/chunk_reader.h"
 
 #include <cassert>
 
 #include "data/criteo_row.h"
 #include "data/line_reader.h"
+#include "data/schema_row.h"
 
 namespace strata {
 
 ChunkReader::ChunkReader(const ShardPlan& plan, int worker, const TsvSchema& schema)
     : plan_(plan),
       pieces_(plan.chunk(worker)),
-      schema_(schema),
+      tsv_(schema),
       lines_(std::make_unique<data_internal::LineReader>()) {
   assert(schema.num_slots >= 1 && schema.num_slots < 256 && schema.num_dense >= 0);
+}
+
+ChunkReader::ChunkReader(const ShardPlan& plan, int worker, const InputSchema& schema)
+    : ChunkReader(plan, worker, TsvSchema{schema.num_slots(), schema.num_dense}) {
+  if (!schema.criteo) schema_ = std::make_unique<const InputSchema>(schema);
+}
+
+std::string ChunkReader::FileOfPiece() const { return plan_.files()[pieces_[piece_].file].path; }
+
+bool ChunkReader::ParseRow(std::string_view line, Batch* out, std::string* reason) const {
+  return schema_ ? data_internal::ParseSchemaRow(line, *schema_, out, reason)
+                 : data_internal::ParseCriteoRow(line, tsv_, out, reason);
 }
 
 ChunkReader::~ChunkReader() = default;
@@ -68,7 +81,7 @@ Status ChunkReader::NextLine(std::string_view* line, bool* has_line, uint64_t* l
 
 Status ChunkReader::Next(int max_examples, Batch* out) {
   assert(max_examples >= 1);
-  out->Clear(schema_.num_slots, schema_.num_dense);
+  out->Clear(tsv_.num_slots, tsv_.num_dense);
   std::string reason;
   while (out->num_examples < max_examples) {
     std::string_view line;
@@ -77,11 +90,15 @@ Status ChunkReader::Next(int max_examples, Batch* out) {
     STRATA_RETURN_IF_ERROR(NextLine(&line, &has_line, &line_no));
     if (!has_line) break;
     if (line.empty()) continue;
-    if (!data_internal::ParseCriteoRow(line, schema_, out, &reason)) {
+    if (schema_ && schema_->header && line_no == 1) {
+      const Status st = data_internal::CheckHeader(line, *schema_);
+      if (!st.ok()) return Status::InvalidArgument(FileOfPiece() + ":1: " + st.message());
+      continue;
+    }
+    if (!ParseRow(line, out, &reason)) {
       ++bad_rows_;
       if (bad_row_messages_.size() < kMaxBadRowMessages) {
-        const ShardPiece& piece = pieces_[piece_];
-        bad_row_messages_.push_back(plan_.files()[piece.file].path + ":" + std::to_string(line_no) + ": " + reason);
+        bad_row_messages_.push_back(FileOfPiece() + ":" + std::to_string(line_no) + ": " + reason);
       }
     }
   }
@@ -95,6 +112,20 @@ Status ChunkReader::SkipLines(uint64_t n) {
     uint64_t line_no = 0;
     STRATA_RETURN_IF_ERROR(NextLine(&line, &has_line, &line_no));
     if (!has_line) return Status::InvalidArgument("cannot skip " + std::to_string(n) + " lines: the chunk has " + std::to_string(lines_read_));
+  }
+  return Status::OK();
+}
+
+Status CheckHeaders(const ShardPlan& plan, const InputSchema& schema) {
+  if (!schema.header) return Status::OK();
+  for (const InputFile& file : plan.files()) {
+    data_internal::LineReader lines;
+    STRATA_RETURN_IF_ERROR(lines.Open(file.path, file.gzip));
+    std::string_view line;
+    bool has_line = false;
+    STRATA_RETURN_IF_ERROR(lines.Next(&line, &has_line));
+    const Status st = data_internal::CheckHeader(has_line ? line : std::string_view(), schema);
+    if (!st.ok()) return Status::InvalidArgument(file.path + ":1: " + st.message());
   }
   return Status::OK();
 }

@@ -1,12 +1,14 @@
-// ChunkReader: reads one worker's chunk of a ShardPlan as Criteo TSV and cuts it into
-// Batches. A row is: label \t num_dense integers \t num_slots categorical tokens (hex),
-// 1 + 13 + 26 = 40 columns for Criteo. Any feature field may be empty: an empty integer is
-// dense value 0 (TransformDense(0)); an empty token gives its slot zero keys. The key of
-// token t in slot s is SlotKey(s, CriteoTokenHash(t)). Malformed rows (wrong column count,
-// a non-numeric integer, a label other than 0/1) are skipped and counted, and the first
-// kMaxBadRowMessages are kept as "file:line: reason" (1-based line within its file). Blank
-// lines are skipped silently. Reads go through 4 MiB buffers (pread, or zlib for gzip);
-// parsing allocates nothing per row. Not thread-safe; one reader per worker thread.
+// ChunkReader: reads one worker's chunk of a ShardPlan and cuts it into Batches, as an
+// InputSchema says (strata/data/schema.h), or as Criteo TSV by its own fast path: label \t
+// num_dense integers \t num_slots categorical tokens (hex), 1 + 13 + 26 = 40 columns for
+// Criteo. Any feature field may be empty: an empty number is dense value 0
+// (TransformDense(0)); an empty token gives its slot zero keys. The key of token t in slot
+// s is SlotKey(s, CriteoTokenHash(t)). Malformed rows (wrong column count, a bad number, a
+// label other than 0/1) are skipped and counted, and the first kMaxBadRowMessages are kept
+// as "file:line: reason" (1-based line within its file). Blank lines are skipped silently;
+// with a schema's header, the first line of each file must name its columns (else Next
+// fails naming the file). Reads go through 4 MiB buffers (pread, or zlib for gzip); parsing
+// allocates nothing per row. Not thread-safe; one reader per worker thread.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 
 #include "strata/common/status.h"
 #include "strata/data/batch.h"
+#include "strata/data/schema.h"
 #include "strata/data/shard_plan.h"
 
 namespace strata {
@@ -42,6 +45,8 @@ class ChunkReader {
   // REQUIRES: plan outlives the reader; 0 <= worker < plan.num_workers();
   // schema.num_slots in [1, 256) (the slot lives in the key's top byte).
   ChunkReader(const ShardPlan& plan, int worker, const TsvSchema& schema);
+  // REQUIRES: as above, and schema.num_slots() >= 1.
+  ChunkReader(const ShardPlan& plan, int worker, const InputSchema& schema);
   ~ChunkReader();
   ChunkReader(const ChunkReader&) = delete;
   ChunkReader& operator=(const ChunkReader&) = delete;
@@ -64,10 +69,13 @@ class ChunkReader {
  private:
   Status OpenPiece();
   Status NextLine(std::string_view* line, bool* has_line, uint64_t* line_no);
+  bool ParseRow(std::string_view line, Batch* out, std::string* reason) const;
+  std::string FileOfPiece() const;
 
   const ShardPlan& plan_;
   const std::vector<ShardPiece>& pieces_;
-  TsvSchema schema_;
+  TsvSchema tsv_;                 // the batch shape; the Criteo layout when !schema_
+  std::unique_ptr<const InputSchema> schema_;
   std::unique_ptr<data_internal::LineReader> lines_;
   size_t piece_ = 0;           // index of the current piece
   bool piece_open_ = false;
@@ -77,5 +85,9 @@ class ChunkReader {
   uint64_t lines_read_ = 0;
   uint64_t bytes_read_ = 0;
 };
+
+// Rank 0 at start-up: every file of a schema with a header names the schema's columns, so
+// a wrong schema fails before the first pass, naming the file.
+Status CheckHeaders(const ShardPlan& plan, const InputSchema& schema);
 
 }  // namespace strata
