@@ -70,7 +70,7 @@ FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cpp=$(BUILD)/fuzz/%)
 BENCH_SRCS := $(shell find tools/bench -name '*.cpp' | sort)
 BENCH_BINS := $(BENCH_SRCS:tools/bench/%.cpp=$(BUILD)/bench/%)
 
-TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(if $(wildcard tools/inspect/*.cpp),$(BUILD)/strata-inspect)
+TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(BUILD)/strata-inspect $(BUILD)/strata-predict
 
 .PHONY: all deps run test bench bench-gpu crash fuzz fuzz-bins clean
 all: $(TOOLS) $(BENCH_BINS)
@@ -97,13 +97,13 @@ $(BUILD)/strata-train: $(BUILD)/obj/src/main.o $(BUILD)/libstrata.a
 	@echo "LD   $@"
 	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/strata-datagen: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/datagen/*.cpp)) $(BUILD)/libstrata.a
-	@echo "LD   $@"
-	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
-
-$(BUILD)/strata-inspect: $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/inspect/*.cpp)) $(BUILD)/libstrata.a
-	@echo "LD   $@"
-	@$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+# The tools: strata-NAME links tools/NAME/*.cpp against the library.
+define tool_rule
+$(BUILD)/strata-$(1): $$(patsubst %.cpp,$$(BUILD)/obj/%.o,$$(wildcard tools/$(1)/*.cpp)) $$(BUILD)/libstrata.a
+	@echo "LD   $$@"
+	@$$(CXX) $$(CXXFLAGS) $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach tool,datagen inspect predict,$(eval $(call tool_rule,$(tool))))
 
 $(BUILD)/bench/%: $(BUILD)/obj/tools/bench/%.o $(BUILD)/libstrata.a
 	@mkdir -p $(@D)

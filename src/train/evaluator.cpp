@@ -29,7 +29,7 @@ Status Evaluator::PredictPass(const PassData& pass, std::vector<std::vector<floa
   return comm_->AgreeOn(FirstError(status));
 }
 
-Status Evaluator::Evaluate(EvalResult* out) {
+Status Evaluator::Evaluate(EvalResult* out, bool keep_predictions) {
   std::unique_ptr<PassPipeline> reader;
   STRATA_RETURN_IF_ERROR(PassPipeline::StartEvaluation(o_, plan_, comm_, server_, &reader));
   const size_t G = static_cast<size_t>(o_.workers_per_rank);
@@ -63,6 +63,10 @@ Status Evaluator::Evaluate(EvalResult* out) {
   out->examples = static_cast<int64_t>(p.size());
   out->auc = ExactAuc(p.data(), y.data(), p.size());
   out->logloss = LogLoss(p.data(), y.data(), p.size());
+  if (keep_predictions) {
+    out->probabilities = std::move(p);
+    out->labels = std::move(y);
+  }
   return Status::OK();
 }
 

@@ -5,6 +5,8 @@
 // agreed on. Not thread-safe: the Train stage's thread.
 #pragma once
 
+#include <vector>
+
 #include "strata/comm/comm.h"
 #include "strata/common/thread_pool.h"
 #include "strata/data/shard_plan.h"
@@ -20,6 +22,8 @@ struct EvalResult {
   double auc = 0;
   double logloss = 0;
   int64_t examples = 0;
+  // With keep_predictions: every example's probability and label, in input order.
+  std::vector<float> probabilities, labels;
 };
 
 class Evaluator {
@@ -29,7 +33,7 @@ class Evaluator {
             ThreadPool* pool)
       : o_(options), plan_(plan), comm_(comm), server_(server), hbm_(hbm), pool_(pool) {}
 
-  Status Evaluate(EvalResult* out);
+  Status Evaluate(EvalResult* out, bool keep_predictions = false);
 
  private:
   // Appends the predictions and labels of one eval pass, per local worker.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# strata-predict: scores the eval file with a 2-rank run's checkpoint, in one process
+# without mpirun and on 2 ranks, writing one probability per row in input order; its AUC
+# and logloss are bitwise the trainer's eval metrics from the same checkpoint (the same
+# batches, the same model). A schema run's checkpoint is scored with the schema it recorded.
+# Bad use: a layout unlike the model's, a rank count that does not divide W.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+PREDICT="$BUILD/strata-predict"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 8000 --eval-rows 1500 --cardinality 3000 --seed 43 >/dev/null
+run_logged "$dir/train.log" "training" $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags --pass-examples 4000 \
+  --threads 1 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" --checkpoint-dir "$dir/ck" --metrics-out "$dir/m.jsonl"
+
+same_metrics() {  # LOG JSONL: predict's printed metrics equal the run's eval metrics exactly
+  local got; got=$(grep -o "rows=.*" "$1") || die_with_log "$1" "no metrics line"
+  /usr/bin/python3 - "$got" "$2" <<'PY' || die "predictions differ from the trainer's evaluation: $got"
+import json, sys
+got = dict(kv.split("=") for kv in sys.argv[1].split())
+final = json.loads(open(sys.argv[2]).read().splitlines()[-1])
+sys.exit(0 if float(got["auc"]) == final["eval_auc"] and float(got["logloss"]) == final["eval_logloss"] else 1)
+PY
+}
+
+run_logged "$dir/p1.log" "strata-predict (1 process)" "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv" \
+  --out "$dir/p1.tsv" --threads 1
+[ "$(wc -l <"$dir/p1.tsv")" -eq 1500 ] || die "$(wc -l <"$dir/p1.tsv") probabilities for 1500 rows"
+same_metrics "$dir/p1.log" "$dir/m.jsonl"
+run_logged "$dir/p2.log" "strata-predict (2 ranks)" $MPIRUN -np 2 "$PREDICT" --checkpoint "$dir/ck" \
+  --input "$dir/data/eval.tsv" --out "$dir/p2.tsv" --threads 1
+cmp -s "$dir/p1.tsv" "$dir/p2.tsv" || die "1 process and 2 ranks wrote different probabilities"
+echo "ok: strata-predict's 1500 probabilities give bitwise the trainer's eval AUC and logloss, on 1 and 2 ranks"
+
+# A schema run: the checkpoint's recorded --schema is the default layout.
+awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c" } { print $1, $2, $15, $16 }' "$dir/data/train.tsv" >"$dir/train.csv"
+awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c" } { print $1, $2, $15, $16 }' "$dir/data/eval.tsv" >"$dir/eval.csv"
+printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c categorical\n' >"$dir/s.schema"
+run_logged "$dir/train-csv.log" "training on the CSV" "$TRAIN" --config configs/tiny.flags --schema "$dir/s.schema" \
+  --threads 1 --train "$dir/train.csv" --eval "$dir/eval.csv" --checkpoint-dir "$dir/ck-csv" --metrics-out "$dir/csv.jsonl"
+run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$dir/ck-csv" --input "$dir/eval.csv" \
+  --out "$dir/p3.tsv" --threads 1
+same_metrics "$dir/p3.log" "$dir/csv.jsonl"
+echo "ok: a schema run's checkpoint scores its CSV with the recorded schema, bitwise the trainer's evaluation"
+
+expect 1 "input layout \(.*s.schema\) has 2 slots and 1 dense features, the checkpoint's model 26 and 13" \
+  "$PREDICT" --checkpoint "$dir/ck" --schema "$dir/s.schema" --input "$dir/eval.csv" --out "$dir/x.tsv"
+expect 1 "trained by 2 workers: run on a number of ranks that divides it \(not 3\)" \
+  $MPIRUN -np 3 "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv" --out "$dir/x.tsv"
+expect 2 "\-\-out is required" "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv"
