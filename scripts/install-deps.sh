@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(g++ make openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcxxopts-dev libfmt-dev
       doctest-dev libopenblas-dev zlib1g-dev liburing-dev librocksdb-dev python3 python3-torch
-      python3-numpy python3-matplotlib "$@")  # arguments: extra packages (make fuzz: clang)
+      python3-numpy python3-matplotlib python3-h5py "$@")  # arguments: extra packages (make fuzz: clang)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

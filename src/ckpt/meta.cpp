@@ -75,6 +75,28 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   return CheckModelShape(*m, w);
 }
 
+// /dense/layers/<l>/{weight,bias}: params cut into the MLP's layers, with their shapes.
+// Metadata that ReadMeta would refuse (tests write such files) gets no layer view.
+Status WriteLayers(hid_t dense, const CheckpointMeta& meta, const std::string& where) {
+  if (!CheckModelShape(meta.model, where).ok()) return Status::OK();
+  const Mlp mlp(meta.model);
+  if (meta.dense.params.size() != mlp.num_params()) return Status::OK();
+  h5::Handle layers;
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(dense, "layers", where, &layers));
+  for (int l = 0; l < mlp.num_layers(); ++l) {
+    h5::Handle group;
+    const std::string w = where + ": /dense/layers/" + std::to_string(l);
+    STRATA_RETURN_IF_ERROR(h5::CreateGroup(layers.get(), std::to_string(l), where, &group));
+    h5::Dataset weight;
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), "weight", H5T_NATIVE_FLOAT, mlp.fan_out(l),
+                                               mlp.fan_in(l), w + "/weight", &weight));
+    STRATA_RETURN_IF_ERROR(weight.Append(meta.dense.params.data() + mlp.weight_offset(l), mlp.fan_in(l)));
+    STRATA_RETURN_IF_ERROR(h5::WriteVector(group.get(), "bias", H5T_NATIVE_FLOAT,
+                                           meta.dense.params.data() + mlp.bias_offset(l), mlp.fan_out(l), w + "/bias"));
+  }
+  return Status::OK();
+}
+
 Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& where) {
   h5::Handle progress, dense, ranks;
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "progress", where, &progress));
@@ -88,6 +110,7 @@ Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& wh
     STRATA_RETURN_IF_ERROR(h5::WriteVector(dense.get(), name, H5T_NATIVE_FLOAT, v->data(), v->size(),
                                            where + ": /dense/" + name));
   }
+  STRATA_RETURN_IF_ERROR(WriteLayers(dense.get(), meta, where));
   std::vector<uint64_t> rows;
   std::vector<uint32_t> crcs;
   for (const RankFileInfo& f : meta.rank_files) {
@@ -179,6 +202,8 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "kind", meta.kind == Kind::kFull ? "full" : "delta", path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "flags", meta.flags, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "train_input", meta.train_input, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "input_schema", meta.input_schema, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "slot_names", meta.slot_names, path));
   for (const RootField& f : RootFields(&copy)) {
     STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -207,8 +232,10 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
   if (kind != "full" && kind != "delta") return Status::Corruption(path + ": unknown kind '" + kind + "'");
   meta->kind = kind == "full" ? Kind::kFull : Kind::kDelta;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "flags", path, &meta->flags));
-  if (h5::HasAttr(file.get(), "train_input")) {
-    STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "train_input", path, &meta->train_input));
+  for (const auto& [name, value] : {std::pair{"train_input", &meta->train_input},
+                                    std::pair{"input_schema", &meta->input_schema},
+                                    std::pair{"slot_names", &meta->slot_names}}) {
+    if (h5::HasAttr(file.get(), name)) STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), name, path, value));
   }
   for (const RootField& f : RootFields(meta)) {
     STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), f.name, f.type, f.value, path));

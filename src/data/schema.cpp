@@ -187,12 +187,17 @@ InputSchema CriteoSchema() {
   for (int i = 1; i <= 26; ++i) add(fmt::format("C{}", i), ColumnRole::kCategorical);
   const Status st = NumberFeatures(&s);
   (void)st;  // a fixed, valid layout
+  s.text = "delimiter tab\nheader no\n";
+  for (const SchemaColumn& c : s.columns) {
+    s.text += "column " + c.name + (c.role == ColumnRole::kLabel ? " label\n" : c.role == ColumnRole::kNumeric ? " numeric log1p\n" : " categorical\n");
+  }
   return s;
 }
 
 Status ParseSchema(const std::string& text, const std::string& source, InputSchema* out) {
   InputSchema s;
   s.source = source;
+  s.text = text;
   std::set<std::string> names;
   std::stringstream in(text);
   std::string line;

@@ -35,6 +35,8 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
   meta.flags = o_.command_line;
   meta.train_input = train_input_;
+  meta.input_schema = o_.input.text;
+  for (const std::string& name : o_.input.slot_names) meta.slot_names += name + "\n";
   meta.model = o_.model;
   meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};
   meta.ranks = comm_->size();

@@ -3,7 +3,9 @@
 # without mpirun and on 2 ranks, writing one probability per row in input order; its AUC
 # and logloss are bitwise the trainer's eval metrics from the same checkpoint (the same
 # batches, the same model). A schema run's checkpoint is scored with the schema it recorded.
-# Bad use: a layout unlike the model's, a rank count that does not divide W.
+# tools/python/strata_torch.py loads both checkpoints into a torch.nn.Module whose
+# probabilities agree with strata-predict's to 1e-5. Bad use: a layout unlike the model's, a
+# rank count that does not divide W.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 PREDICT="$BUILD/strata-predict"
@@ -32,9 +34,13 @@ cmp -s "$dir/p1.tsv" "$dir/p2.tsv" || die "1 process and 2 ranks wrote different
 echo "ok: strata-predict's 1500 probabilities give bitwise the trainer's eval AUC and logloss, on 1 and 2 ranks"
 
 # A schema run: the checkpoint's recorded --schema is the default layout.
-awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c" } { print $1, $2, $15, $16 }' "$dir/data/train.tsv" >"$dir/train.csv"
-awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c" } { print $1, $2, $15, $16 }' "$dir/data/eval.tsv" >"$dir/eval.csv"
-printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c categorical\n' >"$dir/s.schema"
+to_csv() {
+  awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c,t,p,r" }
+    { print $1, $2, $15, $16 "|" $17, sprintf("2017-11-%02d %02d:%02d:00", NR % 7 + 1, NR % 24, NR % 60), $3, $4 }' "$1"
+}
+to_csv "$dir/data/train.tsv" >"$dir/train.csv"
+to_csv "$dir/data/eval.tsv" >"$dir/eval.csv"
+printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c multihot |\ncolumn t time %%Y-%%m-%%d %%H:%%M:%%S\ncolumn p bucketize 1,10,100\ncolumn r numeric raw\n' >"$dir/s.schema"
 run_logged "$dir/train-csv.log" "training on the CSV" "$TRAIN" --config configs/tiny.flags --schema "$dir/s.schema" \
   --threads 1 --train "$dir/train.csv" --eval "$dir/eval.csv" --checkpoint-dir "$dir/ck-csv" --metrics-out "$dir/csv.jsonl"
 run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$dir/ck-csv" --input "$dir/eval.csv" \
@@ -42,7 +48,22 @@ run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$d
 same_metrics "$dir/p3.log" "$dir/csv.jsonl"
 echo "ok: a schema run's checkpoint scores its CSV with the recorded schema, bitwise the trainer's evaluation"
 
-expect 1 "input layout \(.*s.schema\) has 2 slots and 1 dense features, the checkpoint's model 26 and 13" \
+# The PyTorch loader: the same probabilities to 1e-5, for both checkpoints.
+for c in "ck data/eval.tsv p1" "ck-csv eval.csv p3"; do
+  set -- $c
+  run_logged "$dir/torch-$1.log" "strata_torch.py on $1" /usr/bin/python3 tools/python/strata_torch.py \
+    --checkpoint "$dir/$1" --input "$dir/$2" --out "$dir/torch-$1.tsv"
+  /usr/bin/python3 - "$dir/$3.tsv" "$dir/torch-$1.tsv" <<'PY' || die "strata_torch.py disagrees with strata-predict on $1"
+import sys
+import numpy as np
+a, b = np.loadtxt(sys.argv[1]), np.loadtxt(sys.argv[2])
+print(f"  {len(a)} rows, max |strata - torch| = {np.abs(a - b).max():.2e}")
+sys.exit(0 if a.shape == b.shape and np.abs(a - b).max() <= 1e-5 else 1)
+PY
+done
+echo "ok: tools/python/strata_torch.py loads both checkpoints into torch and agrees with strata-predict to 1e-5"
+
+expect 1 "input layout \(.*s.schema\) has 5 slots and 2 dense features, the checkpoint's model 26 and 13" \
   "$PREDICT" --checkpoint "$dir/ck" --schema "$dir/s.schema" --input "$dir/eval.csv" --out "$dir/x.tsv"
 expect 1 "trained by 2 workers: run on a number of ranks that divides it \(not 3\)" \
   $MPIRUN -np 3 "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv" --out "$dir/x.tsv"

@@ -32,46 +32,16 @@ Last line of output, for scripts:
   torch_reference: examples_per_s=X eval_auc=Y eval_logloss=Z
 """
 import argparse
-import gzip
 import os
 import sys
 import time
 
 import numpy as np
 
-import re
 from datetime import datetime
 
-CRITEO_SCHEMA = ("delimiter tab\nheader no\ncolumn label label\n" +
-                 "".join(f"column I{i} numeric log1p\n" for i in range(1, 14)) +
-                 "".join(f"column C{i} categorical\n" for i in range(1, 27)))
-SEPARATORS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|", "space": " ", "colon": ":"}
-
-
-class Schema:
-    """A strata schema file (include/strata/data/schema.h): delimiter, header, and per column
-    (name, role, argument)."""
-
-    def __init__(self, text, source):
-        self.delimiter, self.header, self.columns = "\t", False, []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            if words[0] == "delimiter":
-                self.delimiter = SEPARATORS.get(words[1], words[1])
-            elif words[0] == "header":
-                self.header = words[1] == "yes"
-            elif words[0] == "column" and len(words) >= 3:
-                arg = line.split("#", 1)[0].split(None, 3)[3].strip() if len(words) > 3 else ""
-                self.columns.append((words[1], words[2], arg))
-            else:
-                sys.exit(f"{source}:{lineno}: not a schema line")
-        roles = [r for _, r, _ in self.columns]
-        if roles.count("label") != 1 or "multihot" in roles:
-            sys.exit(f"{source}: torch_reference needs one label column and no multihot column")
-        self.label = roles.index("label")
-        self.dense = [(i, arg == "log1p") for i, (_, r, arg) in enumerate(self.columns) if r == "numeric"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from strata_schema import CRITEO_SCHEMA, Schema, read_rows  # noqa: E402
 
 
 def time_slots(values, fmt):
@@ -143,30 +113,6 @@ def parse_args():
     return a
 
 
-def open_text(path):
-    return gzip.open(path, "rt") if path.endswith(".gz") else open(path, "rt")
-
-
-def read_rows(paths, schema):
-    """All rows of the files as lists of field strings (header lines dropped); exits with
-    file:line on a row that has the wrong number of fields or a label other than 0/1."""
-    width = len(schema.columns)
-    rows = []
-    for path in paths:
-        try:
-            with open_text(path) as f:
-                part = [re.sub('"', "", line.rstrip("\r\n")).split(schema.delimiter) for line in f]
-        except OSError as e:
-            sys.exit(f"torch_reference: cannot read {path}: {e.strerror or e}")
-        first = 1 if schema.header else 0
-        for lineno, fields in enumerate(part[first:], 1 + first):
-            if len(fields) != width or fields[schema.label] not in ("0", "1"):
-                sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} other columns, "
-                         f"got {len(fields)} fields")
-        rows += part[first:]
-    return rows
-
-
 def encode(rows, schema):
     """Rows -> labels float32[N], dense float32[N, D] (sign(x) log1p|x| or raw, empty -> 0) and
     embedding rows int64[N, S]: row 0 is the all-zero row of an empty field, then each slot's
@@ -227,6 +173,8 @@ def main():
             schema = Schema(f.read(), a.schema)
     else:
         schema = Schema(CRITEO_SCHEMA, "criteo")
+    if any(role == "multihot" for _, role, _ in schema.columns):
+        sys.exit("torch_reference: multihot columns are not supported")
     train_rows, eval_rows = read_rows(a.train, schema), read_rows(a.eval, schema)
     n_train = len(train_rows)
     if n_train == 0 or not eval_rows:

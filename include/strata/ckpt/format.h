@@ -13,14 +13,21 @@
 //     /                       attrs: format_version i32, kind str ("full" | "delta"),
 //                                    flags str, pass i64, epoch i64, examples i64,
 //                                    global_step i64, ranks i32, workers i32,
-//                                    base_pass i64, min_last_pass u32 (deltas, else 0)
+//                                    base_pass i64, min_last_pass u32 (deltas, else 0),
+//                                    and, optional for readers (older files lack them):
+//                                    train_input str (DescribeInput of the --train plan),
+//                                    input_schema str (the input layout as a schema file,
+//                                    data/schema.h), slot_names str (one per line)
 //     /model                  group, attrs: num_slots, num_dense, embedding_dim i32,
 //                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
 //                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
 //                                    seed u64
 //     /progress/data_position u64 (workers)      lines of its chunk each global worker
 //                                                has consumed in the current epoch
-//     /dense/params           f32 (P)            Mlp layout (model/mlp.h)
+//     /dense/params           f32 (P)            Mlp layout (model/mlp.h); the resume source
+//     /dense/layers/<l>/weight f32 (in, out)     layer l of the MLP (0 = first hidden, the
+//     /dense/layers/<l>/bias   f32 (out)         last = output), the same values as params,
+//                                                 for tools (tools/python/strata_torch.py)
 //     /dense/m, /dense/v      f32 (P), or (0) for SGD      attr on /dense: steps i64
 //     /ranks/rows             u64 (ranks)        row count of each rows-<r>.h5
 //     /ranks/crc32            u32 (ranks)        whole-content CRC of each rows-<r>.h5
@@ -89,6 +96,8 @@ struct CheckpointMeta {
   Kind kind = Kind::kFull;
   std::string flags;              // the effective command line of the writing job
   std::string train_input;        // DescribeInput of its --train plan (empty from older builds)
+  std::string input_schema;       // the input layout as schema text (empty from older builds)
+  std::string slot_names;         // one per line, in slot order (empty from older builds)
   ModelSpec model;                // every field is stored; CheckCompatible says which must match
   Progress progress;
   int ranks = 1;                  // ranks of the writing job = number of rows-<r>.h5 files

@@ -51,6 +51,7 @@ struct SchemaColumn {
 
 struct InputSchema {
   std::string source;                // the schema file, or "--format criteo"
+  std::string text;                  // the schema as text (Criteo's: its equivalent file), for checkpoints
   bool criteo = false;               // Criteo's fixed TSV layout, parsed by its own fast path
   char delimiter = '\t';
   bool header = false;

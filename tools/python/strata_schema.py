@@ -1,0 +1,73 @@
+"""Strata input schemas in Python: the schema file syntax of include/strata/data/schema.h
+(delimiter, header, one `column NAME ROLE [ARG]` line per column), the built-in Criteo layout,
+and the reading of rows as field lists. Shared by tools/python/strata_torch.py and
+tools/bench/torch_reference.py."""
+import csv
+import gzip
+import sys
+
+SEPARATORS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|", "space": " ", "colon": ":"}
+CRITEO_SCHEMA = ("delimiter tab\nheader no\ncolumn label label\n" +
+                 "".join(f"column I{i} numeric log1p\n" for i in range(1, 14)) +
+                 "".join(f"column C{i} categorical\n" for i in range(1, 27)))
+
+
+class Schema:
+    """delimiter, header, columns [(name, role, argument)], label (its column index) and
+    dense [(column index, log1p?)] in dense-feature order."""
+
+    def __init__(self, text, source="schema"):
+        self.delimiter, self.header, self.columns = "\t", False, []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            body = line.split("#", 1)[0]
+            words = body.split()
+            if not words:
+                continue
+            if words[0] == "delimiter":
+                self.delimiter = SEPARATORS.get(words[1], words[1])
+            elif words[0] == "header":
+                self.header = words[1] == "yes"
+            elif words[0] == "column" and len(words) >= 3:
+                arg = body.split(None, 3)[3].strip() if len(words) > 3 else ""
+                if words[2] == "multihot":
+                    arg = SEPARATORS.get(arg, arg)
+                self.columns.append((words[1], words[2], arg))
+            else:
+                sys.exit(f"{source}:{lineno}: not a schema line")
+        roles = [r for _, r, _ in self.columns]
+        if roles.count("label") != 1:
+            sys.exit(f"{source}: a schema needs exactly one label column")
+        self.label = roles.index("label")
+        self.dense = [(i, arg == "log1p") for i, (_, r, arg) in enumerate(self.columns) if r == "numeric"]
+
+
+def open_text(path):
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path, "rt")
+
+
+def split_fields(line, delimiter):
+    """A line's fields; a field in double quotes may hold the delimiter and loses the quotes
+    (as strata's reader does)."""
+    return next(csv.reader([line], delimiter=delimiter, quotechar='"'))
+
+
+def read_rows(paths, schema):
+    """All rows of the files as lists of field strings (header lines and blank lines dropped);
+    exits with file:line on a row that has the wrong number of fields or a label other than 0/1."""
+    width = len(schema.columns)
+    rows = []
+    for path in paths:
+        try:
+            with open_text(path) as f:
+                lines = [line.rstrip("\r\n") for line in f]
+        except OSError as e:
+            sys.exit(f"cannot read {path}: {e.strerror or e}")
+        for lineno, line in enumerate(lines, 1):
+            if (schema.header and lineno == 1) or not line:
+                continue
+            fields = split_fields(line, schema.delimiter)
+            if len(fields) != width or fields[schema.label] not in ("0", "1"):
+                sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} other columns, "
+                         f"got {len(fields)} fields")
+            rows.append(fields)
+    return rows

@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""strata_torch: a Strata checkpoint as a torch.nn.Module with strata's forward, read with h5py.
+
+    sys.path.insert(0, "tools/python"); import strata_torch
+    model = strata_torch.load("ckpt/")        # a checkpoint, or a checkpoint directory's LATEST
+    batch = model.encode(rows)                # rows: field lists in the checkpoint's input layout
+    probabilities = model(*batch[:3])         # torch.float32 [N]; batch[3] holds the labels
+
+The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros), the
+pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
+then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
+value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
+seed), so predictions agree with strata-predict's to float rounding.
+
+Checkpoint layout (include/strata/ckpt/format.h): meta.h5 holds the model shape in /model, the
+input layout as schema text in the root attribute input_schema (Criteo's layout when absent) and
+the MLP per layer in /dense/layers/<l>/{weight (in, out), bias}; rows-<r>.h5 hold /rows/keys and
+/rows/embedding.
+
+CLI, for files: strata_torch.py --checkpoint DIR --input FILE... --out FILE [--schema FILE]
+writes one probability per row and prints rows, AUC and logloss.
+"""
+import argparse
+import glob
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import strata_schema  # noqa: E402
+
+
+
+def mix64(x):
+    """splitmix64's finalizer on uint64 arrays (strata/common/hash.h Mix64)."""
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def token_hash(token):
+    """CriteoTokenHash: a hex string of 1..16 digits is its value, other text its FNV-1a 64."""
+    if len(token) <= 16:
+        try:
+            return int(token, 16)
+        except ValueError:
+            pass
+    h = 0xCBF29CE484222325
+    for byte in token.encode():
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def slot_key(slot, tokens):
+    """SlotKey(slot, token) for an array of token values."""
+    return (np.uint64(slot) << np.uint64(56)) | (mix64(np.asarray(tokens, dtype=np.uint64)) >> np.uint64(8))
+
+
+def resolve(path):
+    latest = os.path.join(path, "LATEST")
+    if os.path.exists(latest):
+        with open(latest) as f:
+            return os.path.join(path, f.read().strip())
+    return path
+
+
+class StrataModel(nn.Module):
+    def __init__(self, meta, keys, embeddings):
+        super().__init__()
+        model = meta["model"]
+        self.dim = int(model.attrs["embedding_dim"])
+        self.seed = int(model.attrs["seed"])
+        self.init_scale = np.float32(model.attrs["init_scale"])
+        text = meta.attrs.get("input_schema", b"")
+        text = text.decode() if isinstance(text, bytes) else text
+        self.schema = strata_schema.Schema(text or strata_schema.CRITEO_SCHEMA, "the checkpoint's input_schema")
+        order = np.argsort(keys)
+        self.keys, self.embeddings = keys[order], embeddings[order]
+        layers = meta["dense"]["layers"]
+        self.layers = nn.ModuleList()
+        for name in sorted(layers, key=int):
+            w, b = layers[name]["weight"][...], layers[name]["bias"][...]
+            linear = nn.Linear(w.shape[0], w.shape[1])
+            with torch.no_grad():
+                linear.weight.copy_(torch.from_numpy(w.T.copy()))
+                linear.bias.copy_(torch.from_numpy(b))
+            self.layers.append(linear)
+        self.num_slots = int(model.attrs["num_slots"])
+
+    def initial_rows(self, keys):
+        """InitRow's embeddings (model/optimizer.cpp) of keys: uniform(-s, s) from (key, seed)."""
+        seed_mix = mix64(np.array([self.seed ^ 0x726F772D696E6974], dtype=np.uint64))[0]
+        base = mix64(keys ^ seed_mix)
+        with np.errstate(over="ignore"):
+            h = mix64(base[:, None] + np.arange(self.dim, dtype=np.uint64)[None, :])
+        u = (h >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+        return self.init_scale * (np.float32(2.0) * u - np.float32(1.0))
+
+    def lookup(self, keys):
+        """Embeddings [K, dim] of keys: the checkpoint's rows, else the initial ones."""
+        at = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
+        found = (self.keys[at] == keys) if len(self.keys) else np.zeros(len(keys), dtype=bool)
+        out = np.empty((len(keys), self.dim), dtype=np.float32)
+        out[found] = self.embeddings[at[found]]
+        out[~found] = self.initial_rows(keys[~found])
+        return torch.from_numpy(out)
+
+    def encode(self, rows):
+        """Field lists -> (key embeddings [K, dim], bag of each key [K] (example * slots + slot),
+        dense [N, D], labels [N])."""
+        keys, bags = [], []
+        s = self.schema
+        dense = np.zeros((len(rows), len(s.dense)), dtype=np.float32)
+        for n, fields in enumerate(rows):
+            slot = 0
+            for i, (name, role, arg) in enumerate(s.columns):
+                v = fields[i]
+                if role in ("categorical", "multihot", "bucketize", "time"):
+                    tokens = self.tokens(role, arg, v)
+                    for k, group in enumerate(tokens):
+                        keys += [int(slot_key(slot + k, [t])[0]) for t in group]
+                        bags += [n * self.num_slots + slot + k] * len(group)
+                    slot += len(tokens)
+            for j, (i, log1p) in enumerate(s.dense):
+                x = float(fields[i]) if fields[i] else 0.0
+                dense[n, j] = np.float32(np.sign(x) * np.log1p(abs(x))) if log1p else np.float32(x)
+        labels = np.array([float(f[s.label]) for f in rows], dtype=np.float32)
+        embedded = self.lookup(np.array(keys, dtype=np.uint64))
+        return embedded, torch.tensor(bags, dtype=torch.int64), torch.from_numpy(dense), labels
+
+    @staticmethod
+    def tokens(role, arg, v):
+        """Token values per slot the column feeds (one slot; time two), [] per slot when empty."""
+        if role == "time":
+            if not v:
+                return [[], []]
+            from datetime import datetime
+            t = datetime.strptime(v, arg)
+            return [[t.hour], [(t.weekday() + 1) % 7]]
+        if not v:
+            return [[]]
+        if role == "bucketize":
+            return [[int(np.searchsorted(np.array([float(b) for b in arg.split(",")]), float(v), side="right"))]]
+        if role == "multihot":
+            return [[token_hash(t) for t in v.split(arg) if t]]
+        return [[token_hash(v)]]
+
+    def forward(self, embedded, bags, dense):
+        n = dense.shape[0]
+        pooled = torch.zeros(n * self.num_slots, self.dim).index_add_(0, bags, embedded)
+        x = torch.cat((pooled.view(n, -1), dense), dim=1)
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i + 1 < len(self.layers):
+                x = torch.relu(x)
+        return torch.sigmoid(x.squeeze(1))
+
+
+def load(path):
+    """The model of a checkpoint (or of LATEST in a checkpoint directory)."""
+    ckpt = resolve(path)
+    keys, embeddings = [], []
+    for f in sorted(glob.glob(os.path.join(ckpt, "rows-*.h5"))):
+        with h5py.File(f, "r") as h:
+            keys.append(h["rows/keys"][...])
+            embeddings.append(h["rows/embedding"][...])
+    with h5py.File(os.path.join(ckpt, "meta.h5"), "r") as meta:
+        dim = int(meta["model"].attrs["embedding_dim"])
+        return StrataModel(meta, np.concatenate(keys) if keys else np.zeros(0, np.uint64),
+                           np.concatenate(embeddings) if embeddings else np.zeros((0, dim), np.float32))
+
+
+def main():
+    p = argparse.ArgumentParser(description="Scores files with a Strata checkpoint in PyTorch.")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--input", nargs="+", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--schema", help="input layout (default: the checkpoint's)")
+    a = p.parse_args()
+    model = load(a.checkpoint)
+    if a.schema:
+        with open(a.schema) as f:
+            model.schema = strata_schema.Schema(f.read(), a.schema)
+    rows = strata_schema.read_rows(a.input, model.schema)
+    embedded, bags, dense, labels = model.encode(rows)
+    with torch.no_grad():
+        prob = model(embedded, bags, dense).double().numpy()
+    np.savetxt(a.out, prob, fmt="%.9g")
+    eps = 1e-7
+    clipped = np.clip(prob, eps, 1 - eps)
+    logloss = -np.mean(labels * np.log(clipped) + (1 - labels) * np.log(1 - clipped))
+    print(f"strata_torch: rows={len(prob)} logloss={logloss:.6f}")
+
+
+if __name__ == "__main__":
+    main()
