@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Real click logs other than Criteo, with the shipped schemas: the Avazu and TalkingData
-# samples in ../shared/data, split in file order 80/20 (headers kept), train on 2 ranks and
-# must reach a useful eval AUC. Skips (77) when the samples are absent.
+# Real click logs other than Criteo, with the shipped configs and schemas: the Avazu and
+# TalkingData samples in ../shared/data, split in file order 80/20 (headers kept), train on
+# 2 ranks (a global batch of 256, as the configs' on one rank) and must reach a useful eval
+# AUC. Skips (77) when the samples are absent.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 avazu="$SHARED_DATA/avazu-ctr-head-sample/avazu_train_head_sample.csv.gz"
@@ -15,9 +16,8 @@ check() {
   local sample=$1 name=$2 min_auc=$3
   tools/bench/split_sample.sh --header "$sample" "$dir/$name" 80 >/dev/null || die "splitting $sample failed"
   run_logged "$dir/$name.log" "strata-train on the $name sample" \
-    $MPIRUN -np 2 "$TRAIN" --schema "configs/$name.schema" --embedding-dim 16 --mlp 256,128 --batch-size 128 \
-    --pass-examples 65536 --epochs 1 --threads 1 --train "$dir/$name/train.csv" --eval "$dir/$name/eval.csv" \
-    --metrics-out "$dir/$name.jsonl"
+    $MPIRUN -np 2 "$TRAIN" --config "configs/$name.flags" --batch-size 128 --threads 1 \
+    --train "$dir/$name/train.csv" --eval "$dir/$name/eval.csv" --metrics-out "$dir/$name.jsonl"
   local auc; auc=$(json_field "$dir/$name.jsonl" eval_auc)
   /usr/bin/python3 -c "import sys; sys.exit(0 if $auc >= $min_auc else 1)" || die "$name sample eval AUC $auc is below $min_auc"
   echo "ok: $name sample eval AUC $auc >= $min_auc"
