@@ -34,6 +34,7 @@
 #include "strata/hbm/hbm_ps.h"
 #include "strata/model/mlp.h"
 #include "strata/model/optimizer.h"
+#include "strata/model/pooling.h"
 
 namespace strata {
 namespace gpu {
@@ -83,6 +84,7 @@ struct Worker {
   DeviceBuffer<uint32_t> offsets;
   DeviceBuffer<float> labels, dense;
   DeviceBuffer<uint8_t> shard;
+  DeviceBuffer<uint8_t> mean;  // MeanSlotFlags, uploaded with each batch (S bytes)
   // Working buffers; `rows`, `missing`, `counts` and `staged` also serve the bulk calls.
   DeviceBuffer<uint32_t*> rows;
   DeviceBuffer<uint32_t> missing, counts;
@@ -96,7 +98,7 @@ struct Worker {
 class CudaHbmPs final : public HbmPs {
  public:
   explicit CudaHbmPs(const HbmOptions& o)
-      : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), max_batch_(o.max_batch) {
+      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_{o.spec.embedding_dim}, mlp_(o.spec), max_batch_(o.max_batch) {
     for (int g = 0; g < o.workers; ++g) workers_.push_back(std::make_unique<Worker>(g, layout_.bytes(), mlp_));
     bulk_.parts.resize(o.workers);
     staging_.parts.resize(o.workers);
@@ -217,6 +219,10 @@ class CudaHbmPs final : public HbmPs {
         w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
     const size_t k = w.index.distinct();
     STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
+    if (!mean_.empty()) {
+      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, batch.num_slots, dim,
+                                                  mlp_.input_width(), w.dinput.get(), w.stream));
+    }
     STRATA_RETURN_IF_ERROR(LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(),
                                          w.dinput.get(), k, dim, w.grads.get(), w.stream));
     out->keys.resize(k);
@@ -434,6 +440,10 @@ class CudaHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(w.input.Reserve(static_cast<size_t>(B) * in));
     STRATA_RETURN_IF_ERROR(LaunchPool(w.offsets.get(), w.index.local_ids(), w.emb.get(), w.dense.get(), B, S, dim,
                                       batch.num_dense, w.input.get(), w.stream));
+    if (!mean_.empty()) {
+      STRATA_RETURN_IF_ERROR(Upload(mean_.data(), mean_.size(), w.stream, &w.mean));
+      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, dim, in, w.input.get(), w.stream));
+    }
     STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
     return w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get());
   }
@@ -459,6 +469,7 @@ class CudaHbmPs final : public HbmPs {
   }
 
   ModelSpec spec_;
+  std::vector<uint8_t> mean_;  // MeanSlotFlags(spec_)
   RowLayout layout_;
   Mlp mlp_;
   int max_batch_;

@@ -3,6 +3,7 @@
 #include "pool_kernels.cuh"
 
 #include "cuda_check.cuh"
+#include "strata/model/pooling.h"
 
 namespace strata::gpu {
 namespace {
@@ -37,7 +38,28 @@ __global__ void ScatterKernel(const uint32_t* key_start, const uint32_t* counts,
   grads[idx] = sum;
 }
 
+__global__ void ScaleMeanSlotsKernel(const uint32_t* offsets, const uint8_t* mean, int B, int S, int dim, int width,
+                                     float* x) {
+  const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (idx >= static_cast<size_t>(B) * S * dim) return;
+  const size_t i = idx / (static_cast<size_t>(S) * dim);
+  const int c = static_cast<int>(idx % (static_cast<size_t>(S) * dim));
+  const int s = c / dim;
+  if (!mean[s]) return;
+  const size_t seg = i * S + s;
+  x[i * width + c] *= MeanScale(offsets[seg + 1] - offsets[seg]);
+}
+
 }  // namespace
+
+Status LaunchScaleMeanSlots(const uint32_t* offsets, const uint8_t* mean, int B, int S, int dim, int width, float* x,
+                            cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(B) * S * dim;
+  if (total == 0) return Status::OK();
+  ScaleMeanSlotsKernel<<<GridFor(total), kBlock, 0, stream>>>(offsets, mean, B, S, dim, width, x);
+  STRATA_CUDA_LAUNCHED();
+  return Status::OK();
+}
 
 Status LaunchPool(const uint32_t* offsets, const uint32_t* local, const float* emb, const float* dense,
                   int B, int S, int dim, int nd, float* input, cudaStream_t stream) {

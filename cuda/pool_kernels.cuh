@@ -19,6 +19,11 @@ namespace strata::gpu {
 Status LaunchPool(const uint32_t* offsets, const uint32_t* local, const float* emb, const float* dense,
                   int B, int S, int dim, int nd, float* input, cudaStream_t stream);
 
+// Mean pooling (strata/model/pooling.h): x (B, width), slot s of example i scaled by
+// MeanScale(its key count) where mean[s] (device, S flags) is set.
+Status LaunchScaleMeanSlots(const uint32_t* offsets, const uint8_t* mean, int B, int S, int dim, int width, float* x,
+                            cudaStream_t stream);
+
 // grads (k, dim): for distinct key l, the sum over its occurrences t in
 // [key_start[l], key_start[l] + counts[l]) (sorted order) of dinput[sorted_base[t] + d].
 Status LaunchScatter(const uint32_t* key_start, const uint32_t* counts, const uint32_t* sorted_base,

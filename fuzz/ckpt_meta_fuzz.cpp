@@ -10,6 +10,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -121,6 +122,7 @@ strata::ckpt::CheckpointMeta ValidMeta() {
   m.model.num_dense = 1;
   m.model.embedding_dim = 2;
   m.model.mlp = {3};
+  m.model.mean_slots = {1};
   m.progress = {3, 1, 300, 30};
   m.ranks = 2;
   m.workers = 2;
@@ -148,6 +150,7 @@ void WriteModel(hid_t file, const strata::ModelSpec& s, MetaWriter* w) {
   w->Number(g.get(), "num_dense", H5T_NATIVE_INT, s.num_dense);
   w->Number(g.get(), "embedding_dim", H5T_NATIVE_INT, s.embedding_dim);
   w->IntArray(g.get(), "mlp", s.mlp);
+  w->IntArray(g.get(), "mean_slots", s.mean_slots);
   w->String(g.get(), "sparse_optimizer", "adagrad");
   w->String(g.get(), "dense_optimizer", "adam");
   w->Number(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, s.lr_sparse);
@@ -203,7 +206,9 @@ bool Consistent(const strata::ckpt::CheckpointMeta& m) {
          m.data_position.size() == static_cast<size_t>(m.workers) && m.model.embedding_dim >= 1 &&
          m.model.embedding_dim <= strata::kMaxEmbeddingDim && m.model.num_slots >= 1 && m.model.num_dense >= 0 &&
          m.dense.params.size() == params && (m.dense.m.empty() || m.dense.m.size() == params) &&
-         (m.dense.v.empty() || m.dense.v.size() == params);
+         (m.dense.v.empty() || m.dense.v.size() == params) &&
+         std::all_of(m.model.mean_slots.begin(), m.model.mean_slots.end(),
+                     [&](int s) { return s >= 0 && s < m.model.num_slots; });
 }
 
 std::string ScratchDir() {

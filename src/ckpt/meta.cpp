@@ -29,6 +29,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m.num_dense, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m.embedding_dim, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mean_slots", m.mean_slots, w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseName(m.sparse_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseName(m.dense_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m.lr_sparse, w));
@@ -49,6 +50,10 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   for (int width : m.mlp) {
     if (width < 1) return bad("mlp width " + std::to_string(width));
   }
+  for (size_t i = 0; i < m.mean_slots.size(); ++i) {
+    const int s = m.mean_slots[i];
+    if (s < 0 || s >= m.num_slots || (i > 0 && s <= m.mean_slots[i - 1])) return bad("mean_slots entry " + std::to_string(s));
+  }
   return Status::OK();
 }
 
@@ -61,6 +66,7 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m->num_dense, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m->embedding_dim, w));
   STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g.get(), "mlp", w, &m->mlp));
+  if (h5::HasAttr(g.get(), "mean_slots")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g.get(), "mean_slots", w, &m->mean_slots));
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "sparse_optimizer", w, &sparse));
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "dense_optimizer", w, &dense));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m->lr_sparse, w));
@@ -258,6 +264,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));
   if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
+  if (c.mean_slots != spec.mean_slots) return differ("mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(spec.mean_slots));
   if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseName(c.sparse_optimizer), SparseName(spec.sparse_optimizer));
   if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseName(c.dense_optimizer), DenseName(spec.dense_optimizer));
   return Status::OK();

@@ -105,6 +105,11 @@ Status ParseRole(std::string rest, SchemaColumn* c) {
       if (!SeparatorNamed(TakeWord(&rest), &c->separator)) {
         return Status::InvalidArgument("multihot needs a separator: one character or comma, tab, semicolon, pipe, space, colon");
       }
+      if (!rest.empty()) {
+        const std::string pooling = TakeWord(&rest);
+        if (pooling != "sum" && pooling != "mean") return Status::InvalidArgument("multihot pooling: sum or mean, not '" + pooling + "'");
+        c->mean = pooling == "mean";
+      }
       break;
     case ColumnRole::kTime:
       c->time_format = rest;
@@ -171,6 +176,14 @@ Status ParseLine(std::string rest, int line, InputSchema* s, std::set<std::strin
 }
 
 }  // namespace
+
+std::vector<int> InputSchema::MeanSlots() const {
+  std::vector<int> slots;
+  for (const SchemaColumn& c : columns) {
+    if (c.role == ColumnRole::kMultihot && c.mean) slots.push_back(c.slot);
+  }
+  return slots;
+}
 
 InputSchema CriteoSchema() {
   InputSchema s;

@@ -19,6 +19,7 @@
 #include "strata/common/thread_pool.h"
 #include "strata/hbm/hbm_ps.h"
 #include "strata/model/mlp.h"
+#include "strata/model/pooling.h"
 #include "strata/model/optimizer.h"
 
 namespace strata {
@@ -90,6 +91,7 @@ class HostHbmPs final : public HbmPs {
     w.dinput.resize(w.input.size());
     mlp_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
                   w.dinput.data());
+    ScaleMeanSlots(batch, mean_, spec_.embedding_dim, mlp_.input_width(), w.dinput.data());
     Scatter(batch, w, out);
     return Status::OK();
   }
@@ -176,7 +178,8 @@ class HostHbmPs final : public HbmPs {
   TableSet& standby() { return sets_[active_ ^ 1]; }
   HostTable& Shard(uint64_t key) { return active().Shard(key); }
 
-  // Builds the batch's gather index and the MLP input: sum-pooled embeddings per slot,
+  // Builds the batch's gather index and the MLP input: sum-pooled (or mean-pooled:
+  // model/pooling.h) embeddings per slot,
   // then the dense features.
   Status Pool(const Batch& batch, Worker* w) {
     STRATA_RETURN_IF_ERROR(w->index.Build(batch, [this](uint64_t key) { return Shard(key).Find(key); }));
@@ -197,10 +200,12 @@ class HostHbmPs final : public HbmPs {
       std::memcpy(x + S * dim, &batch.dense[static_cast<size_t>(i) * batch.num_dense],
                   sizeof(float) * batch.num_dense);
     }
+    ScaleMeanSlots(batch, mean_, dim, in, w->input.data());
     return Status::OK();
   }
 
-  // Sum pooling's backward: each occurrence's key receives its slot's input gradient.
+  // Sum pooling's backward: each occurrence's key receives its slot's input gradient
+  // (already scaled for mean slots).
   void Scatter(const Batch& batch, const Worker& w, WorkerGrads* out) const {
     const int dim = spec_.embedding_dim, S = batch.num_slots, in = mlp_.input_width();
     out->keys = w.index.keys();
@@ -219,6 +224,7 @@ class HostHbmPs final : public HbmPs {
   }
 
   ModelSpec spec_;
+  std::vector<uint8_t> mean_ = MeanSlotFlags(spec_);
   RowLayout layout_;
   Mlp mlp_;
   ThreadPool pool_;

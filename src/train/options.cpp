@@ -156,6 +156,7 @@ Status LoadInputSchema(TrainOptions* o) {
   }
   o->model.num_slots = o->input.num_slots();
   o->model.num_dense = o->input.num_dense;
+  o->model.mean_slots = o->input.MeanSlots();
   return Status::OK();
 }
 

@@ -36,11 +36,11 @@ echo "ok: strata-predict's 1500 probabilities give bitwise the trainer's eval AU
 # A schema run: the checkpoint's recorded --schema is the default layout.
 to_csv() {
   awk -F'\t' 'BEGIN { OFS = ","; print "y,a,b,c,t,p,r" }
-    { print $1, $2, $15, $16 "|" $17, sprintf("2017-11-%02d %02d:%02d:00", NR % 7 + 1, NR % 24, NR % 60), $3, $4 }' "$1"
+    { print $1, $2, $15, $16 "|" $17, sprintf("2017-11-%02d %02d:%02d:00", NR % 7 + 1, NR % 24, NR % 60), $3, $4 % 10 }' "$1"
 }
 to_csv "$dir/data/train.tsv" >"$dir/train.csv"
 to_csv "$dir/data/eval.tsv" >"$dir/eval.csv"
-printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c multihot |\ncolumn t time %%Y-%%m-%%d %%H:%%M:%%S\ncolumn p bucketize 1,10,100\ncolumn r numeric raw\n' >"$dir/s.schema"
+printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c multihot | mean\ncolumn t time %%Y-%%m-%%d %%H:%%M:%%S\ncolumn p bucketize 1,10,100\ncolumn r numeric raw\n' >"$dir/s.schema"
 run_logged "$dir/train-csv.log" "training on the CSV" "$TRAIN" --config configs/tiny.flags --schema "$dir/s.schema" \
   --threads 1 --train "$dir/train.csv" --eval "$dir/eval.csv" --checkpoint-dir "$dir/ck-csv" --metrics-out "$dir/csv.jsonl"
 run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$dir/ck-csv" --input "$dir/eval.csv" \

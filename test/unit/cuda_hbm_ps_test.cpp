@@ -1,6 +1,6 @@
 // CUDA HBM-PS against the host backend on the same seeded inputs: a batch's distinct keys,
 // counts, sparse and dense gradients, loss and predictions (which check the pooled
-// embeddings and the cuBLAS MLP), one sparse and dense optimizer step, each to 1e-5
+// embeddings, sum and mean, and the cuBLAS MLP), one sparse and dense optimizer step, each to 1e-5
 // relative; and a short training run whose eval logloss agrees to 1e-4. With two or more
 // GPUs the same checks run with rows sharded over two devices. Each case skips with one
 // line when no CUDA device is visible.
@@ -103,8 +103,10 @@ std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector
   return floats;
 }
 
-void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
-  const HbmOptions o = SmallModel(workers, sparse, dense);
+void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense,
+                    std::vector<int> mean_slots = {}) {
+  HbmOptions o = SmallModel(workers, sparse, dense);
+  o.spec.mean_slots = std::move(mean_slots);
   auto host = NewHostHbmPs(o);
   std::unique_ptr<HbmPs> cuda;
   const Status made = NewCudaHbmPs(o, &cuda);
@@ -156,6 +158,7 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CAPTURE(g);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kSgd, DenseOptimizerKind::kSgd);
+    CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
   }
 }
 

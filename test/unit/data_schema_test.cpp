@@ -22,7 +22,7 @@ header yes
 column id ignore
 column clicked label
 column ad categorical       # string ids
-column recent_ads multihot |
+column recent_ads multihot | mean
 column when time %Y-%m-%d %H:%M:%S
 column price bucketize 1,10,100
 column score numeric raw
@@ -74,6 +74,9 @@ TEST_CASE("schema: columns get slots and dense features in file order") {
   CHECK_FALSE(s.columns[6].log1p);
   CHECK(s.columns[7].dense == 1);
   CHECK(s.columns[4].line == 8);
+  CHECK(s.columns[3].separator == '|');
+  CHECK(s.columns[3].mean);
+  CHECK(s.MeanSlots() == std::vector<int>{1});
 }
 
 TEST_CASE("schema: errors name the file and line") {
@@ -86,6 +89,7 @@ TEST_CASE("schema: errors name the file and line") {
   CHECK(ErrorOf("column a label\ncolumn t time %H:%M\n").find("t.schema:2: time format '%H:%M' needs %H and %d") == 0);
   CHECK(ErrorOf("column a label\ncolumn t time %Y %q\n").find("t.schema:2: time format") == 0);
   CHECK(ErrorOf("column a label\ncolumn b categorical extra\n") == "t.schema:2: unexpected 'extra' after the role");
+  CHECK(ErrorOf("column a label\ncolumn b multihot | max\n") == "t.schema:2: multihot pooling: sum or mean, not 'max'");
   CHECK(ErrorOf("separator comma\n") == "t.schema:1: unknown setting 'separator' (delimiter, header or column)");
   CHECK(ErrorOf("header maybe\n") == "t.schema:1: header: yes or no");
   CHECK(ErrorOf("column b categorical\n") == "t.schema: a schema needs exactly one label column, it has 0");

@@ -14,7 +14,8 @@ CRITEO_SCHEMA = ("delimiter tab\nheader no\ncolumn label label\n" +
 
 class Schema:
     """delimiter, header, columns [(name, role, argument)], label (its column index) and
-    dense [(column index, log1p?)] in dense-feature order."""
+    dense [(column index, log1p?)] in dense-feature order. A multihot column's argument is
+    (separator, mean-pooled?)."""
 
     def __init__(self, text, source="schema"):
         self.delimiter, self.header, self.columns = "\t", False, []
@@ -29,8 +30,9 @@ class Schema:
                 self.header = words[1] == "yes"
             elif words[0] == "column" and len(words) >= 3:
                 arg = body.split(None, 3)[3].strip() if len(words) > 3 else ""
-                if words[2] == "multihot":
-                    arg = SEPARATORS.get(arg, arg)
+                if words[2] == "multihot":  # (separator, mean-pooled?)
+                    parts = arg.split()
+                    arg = (SEPARATORS.get(parts[0], parts[0]), len(parts) > 1 and parts[1] == "mean")
                 self.columns.append((words[1], words[2], arg))
             else:
                 sys.exit(f"{source}:{lineno}: not a schema line")

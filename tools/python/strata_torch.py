@@ -6,7 +6,8 @@
     batch = model.encode(rows)                # rows: field lists in the checkpoint's input layout
     probabilities = model(*batch[:3])         # torch.float32 [N]; batch[3] holds the labels
 
-The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros), the
+The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros; a
+mean-pooled multihot slot divides by their count), the
 pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
 then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
@@ -93,6 +94,10 @@ class StrataModel(nn.Module):
                 linear.bias.copy_(torch.from_numpy(b))
             self.layers.append(linear)
         self.num_slots = int(model.attrs["num_slots"])
+        self.mean_slots = np.zeros(self.num_slots, dtype=bool)
+        mean = model.attrs.get("mean_slots")
+        if mean is not None and not isinstance(mean, h5py.Empty):
+            self.mean_slots[np.asarray(mean, dtype=np.int64)] = True
 
     def initial_rows(self, keys):
         """InitRow's embeddings (model/optimizer.cpp) of keys: uniform(-s, s) from (key, seed)."""
@@ -149,12 +154,16 @@ class StrataModel(nn.Module):
         if role == "bucketize":
             return [[int(np.searchsorted(np.array([float(b) for b in arg.split(",")]), float(v), side="right"))]]
         if role == "multihot":
-            return [[token_hash(t) for t in v.split(arg) if t]]
+            return [[token_hash(t) for t in v.split(arg[0]) if t]]
         return [[token_hash(v)]]
 
     def forward(self, embedded, bags, dense):
         n = dense.shape[0]
         pooled = torch.zeros(n * self.num_slots, self.dim).index_add_(0, bags, embedded)
+        if self.mean_slots.any():  # model/pooling.h: a mean slot with k > 1 keys times 1/k
+            keys = torch.bincount(bags, minlength=n * self.num_slots).float()
+            mean = torch.from_numpy(np.tile(self.mean_slots, n)) & (keys > 1)
+            pooled[mean] *= (1.0 / keys[mean]).unsqueeze(1)
         x = torch.cat((pooled.view(n, -1), dense), dim=1)
         for i, layer in enumerate(self.layers):
             x = layer(x)

@@ -11,8 +11,8 @@
 //   column NAME numeric log1p|raw        a dense feature: sign(x) log(1 + |x|), or x
 //   column NAME bucketize B1,B2,...      a number turned categorical: the key is the count
 //                                        of boundaries <= x (ascending boundaries)
-//   column NAME multihot SEP             tokens split at the character SEP, one key each,
-//                                        sum-pooled in the slot
+//   column NAME multihot SEP [sum|mean]  tokens split at the character SEP, one key each,
+//                                        pooled in the slot by their sum (default) or mean
 //   column NAME time FORMAT              a timestamp (strptime-style: %Y %y %m %d %H %M %S
 //                                        and literal characters) giving two slots: hour of
 //                                        day and day of week
@@ -41,6 +41,7 @@ struct SchemaColumn {
   bool log1p = true;                 // numeric: log1p, else raw
   std::vector<double> boundaries;    // bucketize, ascending
   char separator = '|';              // multihot
+  bool mean = false;                 // multihot: mean-pooled
   std::string time_format;           // time
   int slot = -1;                     // the first slot it feeds (time: hour, then weekday)
   int dense = -1;                    // numeric: its dense feature
@@ -60,6 +61,8 @@ struct InputSchema {
   int num_dense = 0;
 
   int num_slots() const { return static_cast<int>(slot_names.size()); }
+  // The slots pooled by their mean (ModelSpec::mean_slots), ascending.
+  std::vector<int> MeanSlots() const;
   bool operator==(const InputSchema&) const = default;
 };
 

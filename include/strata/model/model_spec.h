@@ -19,6 +19,7 @@ struct ModelSpec {
   int num_dense = 13;              // Criteo's integer columns
   int embedding_dim = 16;
   std::vector<int> mlp = {512, 256, 128};  // hidden widths; the output layer (1) is implied
+  std::vector<int> mean_slots;     // slots pooled by the mean of their keys (ascending); the rest sum
   SparseOptimizerKind sparse_optimizer = SparseOptimizerKind::kAdagrad;
   DenseOptimizerKind dense_optimizer = DenseOptimizerKind::kAdam;
   float lr_sparse = 0.05f;
