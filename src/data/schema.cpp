@@ -207,6 +207,16 @@ InputSchema CriteoSchema() {
   return s;
 }
 
+InputSchema WithoutLabel(const InputSchema& schema) {
+  InputSchema s = schema;
+  s.criteo = false;  // the generic parser reads it
+  s.source = schema.source + " without its label";
+  s.columns.erase(std::remove_if(s.columns.begin(), s.columns.end(),
+                                 [](const SchemaColumn& c) { return c.role == ColumnRole::kLabel; }),
+                  s.columns.end());
+  return s;
+}
+
 Status ParseSchema(const std::string& text, const std::string& source, InputSchema* out) {
   InputSchema s;
   s.source = source;

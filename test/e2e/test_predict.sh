@@ -2,7 +2,7 @@
 # strata-predict: scores the eval file with a 2-rank run's checkpoint, in one process
 # without mpirun and on 2 ranks, writing one probability per row in input order; its AUC
 # and logloss are bitwise the trainer's eval metrics from the same checkpoint (the same
-# batches, the same model). A schema run's checkpoint is scored with the schema it recorded.
+# batches, the same model); the file without its label column (--unlabeled) scores the same. A schema run's checkpoint is scored with the schema it recorded.
 # tools/python/strata_torch.py loads both checkpoints into a torch.nn.Module whose
 # probabilities agree with strata-predict's to 1e-5. Bad use: a layout unlike the model's, a
 # rank count that does not divide W.
@@ -32,6 +32,12 @@ run_logged "$dir/p2.log" "strata-predict (2 ranks)" $MPIRUN -np 2 "$PREDICT" --c
   --input "$dir/data/eval.tsv" --out "$dir/p2.tsv" --threads 1
 cmp -s "$dir/p1.tsv" "$dir/p2.tsv" || die "1 process and 2 ranks wrote different probabilities"
 echo "ok: strata-predict's 1500 probabilities give bitwise the trainer's eval AUC and logloss, on 1 and 2 ranks"
+cut -f2- "$dir/data/eval.tsv" >"$dir/unlabeled.tsv"
+run_logged "$dir/pu.log" "strata-predict --unlabeled" "$PREDICT" --checkpoint "$dir/ck" --input "$dir/unlabeled.tsv" \
+  --unlabeled --out "$dir/pu.tsv" --threads 1
+cmp -s "$dir/p1.tsv" "$dir/pu.tsv" || die "the unlabeled copy of the eval file scored differently"
+grep -q "auc=" "$dir/pu.log" && die_with_log "$dir/pu.log" "metrics printed for unlabeled input"
+echo "ok: the eval file without its label column (--unlabeled) scores the same"
 
 # A schema run: the checkpoint's recorded --schema is the default layout.
 to_csv() {

@@ -101,12 +101,18 @@ TEST_CASE("schema: errors name the file and line") {
   CHECK(ReadSchemaFile("no/such.schema", &s).message() == "cannot open schema file no/such.schema");
 }
 
-TEST_CASE("schema: the Criteo layout is 26 slots and 13 dense features") {
+TEST_CASE("schema: the Criteo layout is 26 slots and 13 dense features; without its label, 39 columns") {
   const InputSchema s = CriteoSchema();
   CHECK(s.criteo);
   CHECK(s.num_slots() == 26);
   CHECK(s.num_dense == 13);
   CHECK(s.slot_names.front() == "C1");
+  const InputSchema u = WithoutLabel(s);
+  CHECK_FALSE(u.criteo);
+  CHECK(u.columns.size() == 39);
+  CHECK(u.columns.front().name == "I1");
+  CHECK(u.slot_names == s.slot_names);
+  CHECK(u.num_dense == 13);
 }
 
 TEST_CASE("schema: a CSV with a header, string ids, multi-hot, time, buckets and numbers") {

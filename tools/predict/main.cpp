@@ -6,7 +6,8 @@
 // W divisible by them), so the probabilities are bitwise the trainer's eval predictions from
 // the same checkpoint. Writes one probability per input row, in input order, to FILE (TSV:
 // one number a line; a header line and blank lines are not rows; a malformed row is an
-// error, so lines and rows stay aligned), and prints AUC and logloss over the labels.
+// error, so lines and rows stay aligned), and prints AUC and logloss over the labels. With
+// --unlabeled the files lack the layout's label column (Criteo's test set): no metrics.
 // Exit status: 0 done, 1 an error (reported once), 2 a bad flag.
 #include <cxxopts.hpp>
 #include <fmt/format.h>
@@ -29,6 +30,7 @@ struct PredictArgs {
   std::vector<std::string> inputs;
   int batch_size = 0;  // 0: the checkpoint's
   int threads = 0;
+  bool unlabeled = false;
 };
 
 [[noreturn]] void BadFlag(const std::string& message) {
@@ -46,6 +48,7 @@ PredictArgs ParseArgs(int argc, char** argv) {
       ("out", "output file: one probability per input row", cxxopts::value<std::string>())
       ("batch-size", "examples per batch (default: the training run's)", cxxopts::value<int>())
       ("threads", "CPU threads per rank; 0: cores / ranks on the node", cxxopts::value<int>()->default_value("0"))
+      ("unlabeled", "the input has no label column (the layout's other columns, in order)")
       ("h,help", "print this help");
   cxxopts::ParseResult r;
   try {
@@ -70,6 +73,7 @@ PredictArgs ParseArgs(int argc, char** argv) {
   if (a.format != "criteo") BadFlag("--format: '" + a.format + "' is not criteo (use --schema FILE for other layouts)");
   if (r.count("batch-size")) a.batch_size = r["batch-size"].as<int>();
   a.threads = r["threads"].as<int>();
+  a.unlabeled = r.count("unlabeled") > 0;
   if (r.count("batch-size") && a.batch_size < 1) BadFlag("--batch-size must be positive");
   if (a.threads < 0) BadFlag("--threads must be at least 0");
   return a;
@@ -103,6 +107,7 @@ Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const 
   o->workers_per_rank = meta.workers / comm.size();
   const std::string schema = a.schema.empty() && a.format == "criteo" ? RecordedFlag(meta.flags, "schema") : a.schema;
   if (!schema.empty()) STRATA_RETURN_IF_ERROR(ReadSchemaFile(schema, &o->input));
+  if (a.unlabeled) o->input = WithoutLabel(o->input);
   if (o->input.num_slots() != meta.model.num_slots || o->input.num_dense != meta.model.num_dense) {
     return Status::InvalidArgument(fmt::format(
         "the input layout ({}) has {} slots and {} dense features, the checkpoint's model {} and {}",
@@ -141,7 +146,11 @@ Status Predict(const PredictArgs& a, Comm* comm) {
   if (comm->rank() == 0) {
     fmt::print("strata-predict: {} rows scored with {} (after pass {}) -> {}\n", r.examples, path, meta.progress.pass,
                a.out);
-    fmt::print("strata-predict: rows={} auc={:.17g} logloss={:.17g}\n", r.examples, r.auc, r.logloss);
+    if (a.unlabeled) {
+      fmt::print("strata-predict: rows={}\n", r.examples);
+    } else {
+      fmt::print("strata-predict: rows={} auc={:.17g} logloss={:.17g}\n", r.examples, r.auc, r.logloss);
+    }
   }
   return Status::OK();
 }

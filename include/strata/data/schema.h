@@ -69,6 +69,10 @@ struct InputSchema {
 // Criteo's layout: label, I1..I13 numeric log1p, C1..C26 categorical, tab, no header.
 InputSchema CriteoSchema();
 
+// The layout of the same logs without their label column (files to score, such as
+// Criteo's test set): the same slots and dense features; rows parse with label 0.
+InputSchema WithoutLabel(const InputSchema& schema);
+
 // Reads a schema file. Errors name the file and line: an unknown setting or role, a
 // missing or bad argument, a duplicate column name, no label or two, more than 255 slots,
 // no feature at all.
