@@ -252,6 +252,11 @@ class CudaHbmPs final : public HbmPs {
     return Status::OK();
   }
 
+  void SetRateFactor(double factor) override {
+    lr_sparse_ = static_cast<float>(spec_.lr_sparse * factor);
+    lr_dense_ = static_cast<float>(spec_.lr_dense * factor);
+  }
+
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
     const int dim = spec_.embedding_dim;
     bulk_.Split(keys, n, num_workers());
@@ -274,8 +279,8 @@ class CudaHbmPs final : public HbmPs {
       STRATA_RETURN_IF_ERROR(
           ResolveRows(w.views[active_].get() + g, nullptr, w.keys.get(), m, w.rows.get(), w.missing.get(), w.stream));
       STRATA_RETURN_IF_ERROR(LaunchSparseApply(w.rows.get(), reinterpret_cast<const float*>(w.staged.get()),
-                                               w.counts.get(), m, spec_, static_cast<uint32_t>(set_pass_[active_]),
-                                               w.stream));
+                                               w.counts.get(), m, spec_, lr_sparse_,
+                                               static_cast<uint32_t>(set_pass_[active_]), w.stream));
       uint32_t first_missing = kNoRow;
       STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
       STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
@@ -290,7 +295,7 @@ class CudaHbmPs final : public HbmPs {
   Status ApplyDense(const float* grad) override {
     const size_t P = mlp_.num_params();
     ++steps_;
-    const AdamStepScalars k = MakeAdamStepScalars(spec_.lr_dense, DenseOptimizer::kAdamBeta1,
+    const AdamStepScalars k = MakeAdamStepScalars(lr_dense_, DenseOptimizer::kAdamBeta1,
                                                   DenseOptimizer::kAdamBeta2, DenseOptimizer::kAdamEps, steps_);
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
@@ -298,7 +303,7 @@ class CudaHbmPs final : public HbmPs {
       if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
         STRATA_RETURN_IF_ERROR(LaunchAdamStep(w->params.get(), w->m.get(), w->v.get(), w->grad.get(), P, k, w->stream));
       } else {
-        STRATA_RETURN_IF_ERROR(LaunchSgdStep(w->params.get(), w->grad.get(), P, spec_.lr_dense, w->stream));
+        STRATA_RETURN_IF_ERROR(LaunchSgdStep(w->params.get(), w->grad.get(), P, lr_dense_, w->stream));
       }
     }
     return SyncAll();
@@ -470,6 +475,7 @@ class CudaHbmPs final : public HbmPs {
 
   ModelSpec spec_;
   std::vector<uint8_t> mean_;  // MeanSlotFlags(spec_)
+  float lr_sparse_ = spec_.lr_sparse, lr_dense_ = spec_.lr_dense;  // scheduled (SetRateFactor)
   RowLayout layout_;
   Mlp mlp_;
   int max_batch_;

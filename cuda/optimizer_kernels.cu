@@ -39,12 +39,12 @@ __global__ void SgdKernel(float* params, const float* grad, size_t n, float lr) 
 }  // namespace
 
 Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
-                         const ModelSpec& spec, uint32_t pass, cudaStream_t stream) {
+                         const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream) {
   const int dim = spec.embedding_dim;
   if (n == 0) return Status::OK();
   const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
   SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad,
-                                                             spec.lr_sparse, pass);
+                                                             lr, pass);
   STRATA_CUDA_LAUNCHED();
   return Status::OK();
 }

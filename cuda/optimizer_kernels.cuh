@@ -15,9 +15,9 @@ namespace strata::gpu {
 
 // One sparse step on n rows (RowLayout{dim}; rows: (n) distinct row pointers; null rows,
 // absent keys, are skipped): embedding and state from grads (n, dim) with spec's sparse
-// optimizer and rate, then freq += counts[i] and last pass = pass.
+// optimizer at rate lr, then freq += counts[i] and last pass = pass.
 Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
-                         const ModelSpec& spec, uint32_t pass, cudaStream_t stream);
+                         const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream);
 
 // Adam on n dense parameters with this step's scalars (MakeAdamStepScalars on the host).
 Status LaunchAdamStep(float* params, float* m, float* v, const float* grad, size_t n,

@@ -96,6 +96,11 @@ class HostHbmPs final : public HbmPs {
     return Status::OK();
   }
 
+  void SetRateFactor(double factor) override {
+    lr_sparse_ = static_cast<float>(spec_.lr_sparse * factor);
+    optimizer_.set_lr(static_cast<float>(spec_.lr_dense * factor));
+  }
+
   Status Predict(int worker, const Batch& batch, float* probs) override {
     Worker& w = workers_[worker];
     const int B = batch.num_examples;
@@ -119,7 +124,7 @@ class HostHbmPs final : public HbmPs {
           missing = Status::NotFound("ApplySparse: key " + std::to_string(keys[i]) + " not in the HBM-PS");
           continue;
         }
-        ApplySparseRow(spec_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
+        ApplySparseRow(spec_, lr_sparse_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
         layout_.SetFreq(row, layout_.Freq(row) + counts[i]);
         layout_.SetLastPass(row, static_cast<uint32_t>(active().pass));
       }
@@ -225,6 +230,7 @@ class HostHbmPs final : public HbmPs {
 
   ModelSpec spec_;
   std::vector<uint8_t> mean_ = MeanSlotFlags(spec_);
+  float lr_sparse_ = spec_.lr_sparse;  // scheduled (SetRateFactor)
   RowLayout layout_;
   Mlp mlp_;
   ThreadPool pool_;

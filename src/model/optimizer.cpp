@@ -27,9 +27,8 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
   layout.SetLastPass(row, 0);
 }
 
-void ApplySparseRow(const ModelSpec& spec, float* embedding, float* state, const float* grad) {
+void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* state, const float* grad) {
   const int dim = spec.embedding_dim;
-  const float lr = spec.lr_sparse;
   switch (spec.sparse_optimizer) {
     case SparseOptimizerKind::kAdagrad:
       for (int c = 0; c < dim; ++c) AdagradUpdate(&embedding[c], &state[c], grad[c], lr);

@@ -11,11 +11,13 @@
 namespace strata {
 namespace {
 
-// The struct a field lives in: TrainOptions itself or its ModelSpec.
+// The struct a field lives in: TrainOptions itself, its ModelSpec or the spec's LrSchedule.
 template <typename Owner, typename Opts>
 auto& PartOf(Opts& o) {
   if constexpr (std::is_same_v<Owner, ModelSpec>) {
     return o.model;
+  } else if constexpr (std::is_same_v<Owner, LrSchedule>) {
+    return o.model.schedule;
   } else {
     return o;
   }
@@ -150,6 +152,14 @@ std::vector<FlagDef> ModelFlags() {
             {{"adam", DenseOptimizerKind::kAdam}, {"sgd", DenseOptimizerKind::kSgd}}),
       Number(Flag("lr-sparse", model, "X", "sparse learning rate"), &M::lr_sparse, Positive()),
       Number(Flag("lr-dense", model, "X", "dense learning rate"), &M::lr_dense, Positive()),
+      Number(Flag("warmup-steps", model, "N", "both rates rise linearly over the first N global steps"), &LrSchedule::warmup_steps, AtLeast(0)),
+      Words(Flag("lr-decay", model, "WORD", "decay of both rates from --decay-start over --decay-steps to --end-lr"), &LrSchedule::decay,
+            {{"none", LrDecay::kNone}, {"linear", LrDecay::kLinear}, {"cosine", LrDecay::kCosine}, {"polynomial", LrDecay::kPolynomial}}),
+      Number(Flag("decay-start", model, "N", "global step the decay begins at"), &LrSchedule::decay_start, AtLeast(0)),
+      Number(Flag("decay-steps", model, "N", "global steps the decay takes"), &LrSchedule::decay_steps, Positive()),
+      Number(Flag("decay-power", model, "X", "exponent of the polynomial decay"), &LrSchedule::decay_power, Positive()),
+      Number(Flag("end-lr", model, "X", "the rate the decay ends at, as a fraction of each base rate"), &LrSchedule::end_lr,
+             Interval{0, false, 1, false}),
       Number(Flag("adagrad-init", model, "X", "initial Adagrad accumulator of a new row"), &M::adagrad_initial_accumulator, Positive()),
       Number(Flag("init-scale", model, "X", "new embeddings are uniform(-s, s) from (key, seed)"), &M::init_scale, AtLeast(0)),
       Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),

@@ -5,17 +5,18 @@
 
 namespace strata {
 StepLoop::StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
-                   int num_slots, int num_dense)
+                   int num_slots, int num_dense, const LrSchedule& schedule)
     : comm_(comm), exchange_(exchange), hbm_(hbm), pool_(pool),
-      scale_(1.0f / static_cast<float>(static_cast<int64_t>(workers) * batch_size)),
+      scale_(1.0f / static_cast<float>(static_cast<int64_t>(workers) * batch_size)), schedule_(schedule),
       dense_(comm, hbm->num_dense_params()), grads_(hbm->num_workers()), status_(hbm->num_workers()),
       dense_sum_(hbm->num_dense_params()) {
   empty_.Clear(num_slots, num_dense);
 }
 
-Status StepLoop::Run(const PassData& pass, int64_t* examples, double* loss_sum) {
+Status StepLoop::Run(const PassData& pass, int64_t first_step, int64_t* examples, double* loss_sum) {
   for (int64_t step = 0; step < pass.steps; ++step) {
     STRATA_RETURN_IF_ERROR(ComputeAll(pass, step));
+    hbm_->SetRateFactor(schedule_.Factor(first_step + step));
     STRATA_RETURN_IF_ERROR(Apply(pass.routing, examples, loss_sum));
   }
   return Status::OK();

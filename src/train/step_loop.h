@@ -12,6 +12,7 @@
 #include "strata/comm/param_exchange.h"
 #include "strata/common/thread_pool.h"
 #include "strata/hbm/hbm_ps.h"
+#include "strata/model/lr_schedule.h"
 #include "train/pass_data.h"
 
 namespace strata {
@@ -20,10 +21,12 @@ class StepLoop {
  public:
   // REQUIRES: every argument outlives the loop. workers: W of the job.
   StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* pool, int workers, int batch_size,
-           int num_slots, int num_dense);
+           int num_slots, int num_dense, const LrSchedule& schedule);
 
-  // Runs the pass's steps on hbm's active tables; adds this rank's examples and loss.
-  Status Run(const PassData& pass, int64_t* examples, double* loss_sum);
+  // Runs the pass's steps on hbm's active tables, the first being global step first_step
+  // (the learning rates follow the schedule by global step); adds this rank's examples and
+  // loss.
+  Status Run(const PassData& pass, int64_t first_step, int64_t* examples, double* loss_sum);
 
  private:
   Status ComputeAll(const PassData& pass, int64_t step);
@@ -34,6 +37,7 @@ class StepLoop {
   HbmPs* hbm_;
   ThreadPool* pool_;
   const float scale_;  // 1 / global batch
+  const LrSchedule schedule_;
   Batch empty_;
   DenseReducer dense_;
   // Per step, kept across steps to avoid reallocation.

@@ -35,7 +35,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(SetUpJob(o_, comm_, &parts_));
     exchange_ = std::make_unique<ParamExchange>(comm_, parts_.server.get());
     steps_ = std::make_unique<StepLoop>(comm_, exchange_.get(), parts_.hbm.get(), parts_.pool.get(), parts_.workers,
-                                        o_.batch_size, o_.model.num_slots, o_.model.num_dense);
+                                        o_.batch_size, o_.model.num_slots, o_.model.num_dense, o_.model.schedule);
     evaluator_ = std::make_unique<Evaluator>(o_, parts_.eval_plan, comm_, parts_.server.get(), parts_.hbm.get(),
                                              parts_.pool.get());
     reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get());
@@ -122,7 +122,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(refresh_.Apply(pass, parts_.hbm.get(), exchange_.get(), comm_));
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(pipeline->SwapIn()));
     st->stage_s += watch.Lap();
-    STRATA_RETURN_IF_ERROR(steps_->Run(*pass, &st->examples, &st->loss_sum));
+    STRATA_RETURN_IF_ERROR(steps_->Run(*pass, progress_.steps, &st->examples, &st->loss_sum));
     int64_t sums[2] = {st->examples, static_cast<int64_t>(pass->routing.size())};
     double loss[1] = {st->loss_sum};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 2));

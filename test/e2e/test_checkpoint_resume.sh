@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checkpoints: a 2-rank run killed with SIGKILL at a random point after its first
-# checkpoint, then resumed, ends bitwise identical (rows, dense parameters, eval metrics) to
+# Checkpoints: a 2-rank run (with a learning-rate schedule by global step, which resume must
+# continue) killed with SIGKILL at a random point after its first checkpoint, then resumed,
+# ends bitwise identical (rows, dense parameters, eval metrics) to
 # the uninterrupted run; so does a run killed in the middle of writing a checkpoint (the
 # previous one is used). A 2-rank checkpoint resumes on 1 (with a small MEM-PS over the
 # SSD-PS) and on 4 ranks with the same W.
@@ -12,7 +13,8 @@ INSPECT="$BUILD/strata-inspect"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 13 >/dev/null
 common=(--config configs/tiny.flags --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv"
-        --pass-examples 4000 --checkpoint-every-passes 1 --keep-checkpoints 20 --threads 1)
+        --pass-examples 4000 --checkpoint-every-passes 1 --keep-checkpoints 20 --threads 1
+        --warmup-steps 4 --lr-decay polynomial --decay-start 8 --decay-steps 40 --end-lr 0.1)
 train() {  # name np workers-per-rank [flags...]
   local name=$1 np=$2 g=$3; shift 3
   $MPIRUN -np "$np" "$TRAIN" "${common[@]}" --workers-per-rank "$g" --checkpoint-dir "$dir/ck-$name" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Topology independence: W = 4 workers as 1x4, 2x2 and 4x1 (ranks x workers) give eval
-# logloss within 1e-6, identical key counts, and rows within 1e-5 relative.
+# logloss within 1e-6, identical key counts, and rows within 1e-5 relative, with a
+# learning-rate schedule (warm-up, then cosine decay) that follows the global step.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -9,6 +10,7 @@ for topo in 1x4 2x2 4x1; do
   np=${topo%x*}; g=${topo#*x}
   run_logged "$dir/$topo.log" "run $topo" \
     $MPIRUN -np "$np" "$TRAIN" --config configs/tiny.flags --workers-per-rank "$g" --threads 1 \
+    --warmup-steps 3 --lr-decay cosine --decay-start 5 --decay-steps 20 --end-lr 0.2 \
     --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
     --metrics-out "$dir/$topo.jsonl" --export-rows "$dir/rows-$topo"
   echo "$topo: logloss $(json_field "$dir/$topo.jsonl" eval_logloss) keys $(json_field "$dir/$topo.jsonl" keys)"

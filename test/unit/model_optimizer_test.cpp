@@ -63,12 +63,12 @@ TEST_CASE("model: ApplySparseRow Adagrad and SGD match hand-computed steps") {
   const std::vector<float> g1 = {0.5f, -1.0f}, g2 = {1.0f, 0.0f};
 
   SUBCASE("adagrad") {
-    ApplySparseRow(spec, w.data(), s.data(), g1.data());
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), s.data(), g1.data());
     CHECK(s[0] == doctest::Approx(0.75));
     CHECK(s[1] == doctest::Approx(1.5));
     CHECK(w[0] == doctest::Approx(1.0 - 0.1 * 0.5 / std::sqrt(0.75)));
     CHECK(w[1] == doctest::Approx(-2.0 + 0.1 * 1.0 / std::sqrt(1.5)));
-    ApplySparseRow(spec, w.data(), s.data(), g2.data());
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), s.data(), g2.data());
     CHECK(s[0] == doctest::Approx(1.75));
     CHECK(s[1] == doctest::Approx(1.5));
     CHECK(w[0] == doctest::Approx(1.0 - 0.05 / std::sqrt(0.75) - 0.1 / std::sqrt(1.75)));
@@ -76,8 +76,8 @@ TEST_CASE("model: ApplySparseRow Adagrad and SGD match hand-computed steps") {
   }
   SUBCASE("sgd") {
     spec.sparse_optimizer = SparseOptimizerKind::kSgd;
-    ApplySparseRow(spec, w.data(), s.data(), g1.data());
-    ApplySparseRow(spec, w.data(), s.data(), g2.data());
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), s.data(), g1.data());
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), s.data(), g2.data());
     CHECK(w[0] == doctest::Approx(1.0 - 0.05 - 0.1));
     CHECK(w[1] == doctest::Approx(-2.0 + 0.1));
     CHECK(s[0] == 0.5f);  // state untouched

@@ -99,6 +99,9 @@ class HbmPs {
 
   // Applies the dense optimizer to every replica with the job-wide summed gradient.
   virtual Status ApplyDense(const float* grad) = 0;
+  // The multiplier of both base learning rates (LrSchedule::Factor of the step) for the
+  // ApplySparse and ApplyDense calls that follow; 1 until set.
+  virtual void SetRateFactor(double factor) = 0;
 
   // Dense parameters and their optimizer state, for checkpoints and checks.
   virtual Status GetDenseState(DenseState* state) const = 0;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "strata/model/lr_schedule.h"
+
 namespace strata {
 
 // Widest embedding --embedding-dim accepts.
@@ -24,6 +26,7 @@ struct ModelSpec {
   DenseOptimizerKind dense_optimizer = DenseOptimizerKind::kAdam;
   float lr_sparse = 0.05f;
   float lr_dense = 0.001f;
+  LrSchedule schedule;             // of both rates, by global step (not part of the model's shape)
   float adagrad_initial_accumulator = 1e-6f;  // keeps the first step finite
   float init_scale = 0.01f;        // embedding init: uniform(-s, s) from (key, seed)
   uint64_t seed = 2026;

@@ -28,10 +28,10 @@ namespace strata {
 // adagrad_initial_accumulator (also for SGD, which never reads it); freq = 0; last pass = 0.
 void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row);
 
-// One step of spec.sparse_optimizer with rate spec.lr_sparse on embedding (dim floats) and
+// One step of spec.sparse_optimizer with rate lr (spec.lr_sparse, scheduled) on embedding (dim floats) and
 // state (dim floats) from grad (dim floats, the gradient summed over the global step).
 // Adagrad: state += g^2; w -= lr g / sqrt(state). SGD: w -= lr g; state untouched.
-void ApplySparseRow(const ModelSpec& spec, float* embedding, float* state, const float* grad);
+void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* state, const float* grad);
 
 class DenseOptimizer {
  public:
@@ -43,6 +43,8 @@ class DenseOptimizer {
   DenseOptimizer(DenseOptimizerKind kind, float lr, size_t n);
 
   DenseOptimizerKind kind() const { return kind_; }
+  // The rate of the next steps (the base rate times the schedule's factor).
+  void set_lr(float lr) { lr_ = lr; }
   size_t size() const { return n_; }
 
   // params -= update(grad). REQUIRES: n == size().
