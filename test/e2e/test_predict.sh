@@ -2,10 +2,11 @@
 # strata-predict: scores the eval file with a 2-rank run's checkpoint, in one process
 # without mpirun and on 2 ranks, writing one probability per row in input order; its AUC
 # and logloss are bitwise the trainer's eval metrics from the same checkpoint (the same
-# batches, the same model); the file without its label column (--unlabeled) scores the same. A schema run's checkpoint is scored with the schema it recorded.
-# tools/python/strata_torch.py loads both checkpoints into a torch.nn.Module whose
-# probabilities agree with strata-predict's to 1e-5. Bad use: a layout unlike the model's, a
-# rank count that does not divide W.
+# batches, the same model); the file without its label column (--unlabeled) scores the
+# same. A schema run's checkpoint is scored with the schema it recorded, and
+# strata-inspect summary names its slots. tools/python/strata_torch.py loads both
+# checkpoints into a torch.nn.Module whose probabilities agree with strata-predict's to
+# 1e-5. Bad use: a layout unlike the model's, a rank count that does not divide W.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 PREDICT="$BUILD/strata-predict"
@@ -53,6 +54,11 @@ run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$d
   --out "$dir/p3.tsv" --threads 1
 same_metrics "$dir/p3.log" "$dir/csv.jsonl"
 echo "ok: a schema run's checkpoint scores its CSV with the recorded schema, bitwise the trainer's evaluation"
+"$INSPECT" summary "$dir/ck-csv" >"$dir/summary.txt" || die_with_log "$dir/summary.txt" "strata-inspect summary failed"
+for want in "mean-pooled slots 1" "input        1 file, 8001 lines" "slot 2 .* rows  t.hour" "slot 4 .* rows  p"; do
+  grep -qE "$want" "$dir/summary.txt" || die_with_log "$dir/summary.txt" "the summary lacks /$want/"
+done
+echo "ok: strata-inspect summary names the slots, the mean-pooled ones and the training input"
 
 # The PyTorch loader: the same probabilities to 1e-5, for both checkpoints.
 for c in "ck data/eval.tsv p1" "ck-csv eval.csv p3"; do

@@ -33,6 +33,16 @@ std::string Join(const std::vector<int>& v) {
   return s.empty() ? "(none)" : s;
 }
 
+// The slot names the writing job recorded (one per line), or none from older builds.
+std::vector<std::string> SlotNames(const ckpt::CheckpointMeta& meta) {
+  std::vector<std::string> names;
+  size_t begin = 0;
+  for (size_t end; (end = meta.slot_names.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    names.push_back(meta.slot_names.substr(begin, end - begin));
+  }
+  return names;
+}
+
 void PrintDense(const ckpt::CheckpointMeta& meta) {
   const DenseState& d = meta.dense;
   std::printf("dense        %zu params, %lld optimizer steps; |m| %.6g |v| %.6g\n", d.params.size(),
@@ -74,6 +84,8 @@ Status Summary(const Args& args) {
               m.sparse_optimizer == SparseOptimizerKind::kAdagrad ? "adagrad" : "sgd", m.lr_sparse,
               m.dense_optimizer == DenseOptimizerKind::kAdam ? "adam" : "sgd", m.lr_dense,
               static_cast<unsigned long long>(m.seed));
+  if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());
+  if (!meta.train_input.empty()) std::printf("input        %s\n", meta.train_input.c_str());
   std::printf("flags        %s\n", meta.flags.c_str());
   uint64_t total = 0, bytes = FileSize(path + "/" + ckpt::kMetaFileName);
   std::printf("files        %s %llu bytes\n", ckpt::kMetaFileName, static_cast<unsigned long long>(bytes));
@@ -92,7 +104,12 @@ Status Summary(const Args& args) {
   }
   std::printf("rows         %llu in %llu bytes\n", static_cast<unsigned long long>(total),
               static_cast<unsigned long long>(bytes));
-  for (const auto& [slot, n] : per_slot) std::printf("  slot %-4d  %llu rows\n", slot, static_cast<unsigned long long>(n));
+  const std::vector<std::string> names = SlotNames(meta);
+  for (const auto& [slot, n] : per_slot) {
+    const bool named = slot < static_cast<int>(names.size());
+    std::printf("  slot %-4d  %llu rows%s%s\n", slot, static_cast<unsigned long long>(n), named ? "  " : "",
+                named ? names[slot].c_str() : "");
+  }
   PrintDense(meta);
   return Status::OK();
 }
