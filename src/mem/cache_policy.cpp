@@ -63,6 +63,7 @@ void CachePolicy::BeginPass(int pass) {
 void CachePolicy::Reserve(size_t rows) {
   entries_.reserve(rows);
   heap_.reserve(rows);
+  index_.Reserve(rows, EntryKeys());
 }
 
 size_t CachePolicy::bytes() const {

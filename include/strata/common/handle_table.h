@@ -5,8 +5,10 @@
 // A probe reads the tags first and asks key_of only where the tag matches, so a lookup of
 // an absent key (most of them, in a cache over a stream of new keys) touches no record, and
 // a present key's record is read once. The load factor stays at most 3/4 (the array doubles
-// past it), so a key costs 5 / load bytes: 6.7 to 13.3, about 9 on average. Erase shifts
-// later entries back (no tombstones), so lookups never slow down with churn.
+// past it), so a key costs 5 / load bytes: 6.7 to 13.3, about 9 on average; a table
+// Reserve()d for its largest size (a cache of known capacity) has any size, not a power of
+// two (the home slot is the hash scaled to the size), and costs 6.7 bytes a key when full.
+// Erase shifts later entries back (no tombstones), so lookups never slow down with churn.
 // Thread safety: none; Find is safe from many threads while nothing mutates.
 #pragma once
 
@@ -41,6 +43,12 @@ class HandleTable {
     if (4 * (size_ + 1) > 3 * slots_.size()) Grow(key_of);
     Place(key, h);
     ++size_;
+  }
+
+  // Sizes the array for n keys at most 3/4 full (no effect when it already is).
+  template <typename KeyOf>
+  void Reserve(size_t n, const KeyOf& key_of) {
+    if (4 * n > 3 * slots_.size()) Rehash(n + n / 3 + 1, key_of);
   }
 
   // Removes key. REQUIRES: key present, and key_of still answers for every indexed handle.
@@ -84,13 +92,16 @@ class HandleTable {
  private:
   static constexpr uint8_t kEmpty = 0;
 
-  // The hash's top bits pick the home slot, the 8 bits below them the tag (never kEmpty).
-  size_t Home(uint64_t hash) const { return static_cast<size_t>(hash >> shift_); }
-  uint8_t Tag(uint64_t hash) const {
-    const auto t = static_cast<uint8_t>(hash >> (shift_ - 8));
+  // The hash scaled to the array's size picks the home slot (its top bits decide); bits
+  // 24..31 give the tag (never kEmpty).
+  size_t Home(uint64_t hash) const {
+    return static_cast<size_t>((static_cast<unsigned __int128>(hash) * slots_.size()) >> 64);
+  }
+  static uint8_t Tag(uint64_t hash) {
+    const auto t = static_cast<uint8_t>(hash >> 24);
     return t == kEmpty ? 1 : t;
   }
-  size_t Next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+  size_t Next(size_t i) const { return i + 1 == slots_.size() ? 0 : i + 1; }
 
   void Place(uint64_t key, uint32_t h) {
     const uint64_t hash = FibonacciHash(key);
@@ -102,14 +113,17 @@ class HandleTable {
 
   template <typename KeyOf>
   void Grow(const KeyOf& key_of) {
+    Rehash(slots_.empty() ? 16 : 2 * slots_.size(), key_of);
+  }
+
+  template <typename KeyOf>
+  void Rehash(size_t n, const KeyOf& key_of) {
     std::vector<uint32_t> old_slots;
     std::vector<uint8_t> old_tags;
     old_slots.swap(slots_);
     old_tags.swap(tags_);
-    const size_t n = old_slots.empty() ? 16 : 2 * old_slots.size();
     slots_.assign(n, kNone);
     tags_.assign(n, kEmpty);
-    shift_ = 64 - __builtin_ctzll(n);
     for (size_t i = 0; i < old_tags.size(); ++i) {
       if (old_tags[i] != kEmpty) Place(key_of(old_slots[i]), old_slots[i]);
     }
@@ -117,7 +131,6 @@ class HandleTable {
 
   std::vector<uint32_t> slots_;  // a handle where tags_ is not kEmpty
   std::vector<uint8_t> tags_;
-  int shift_ = 64;
   size_t size_ = 0;
 };
 
