@@ -119,7 +119,7 @@ Status ChunkReader::SkipLines(uint64_t n) {
 Status CheckHeaders(const ShardPlan& plan, const InputSchema& schema) {
   if (!schema.header) return Status::OK();
   for (const InputFile& file : plan.files()) {
-    data_internal::LineReader lines;
+    data_internal::LineReader lines(size_t{1} << 16);  // a header's worth; it grows for a longer line
     STRATA_RETURN_IF_ERROR(lines.Open(file.path, file.gzip));
     std::string_view line;
     bool has_line = false;

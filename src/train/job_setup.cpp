@@ -119,9 +119,9 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   return NewServer(o, comm->rank(), &out->server);
 }
 
-void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("strata-train: {} ranks x {} workers ({} backend, {} threads/rank, {}), {} train lines, {} eval lines\n",
-             comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
+void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
+  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}), {} train lines, {} eval lines\n",
+             program, comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
              p.train_plan.total_lines(), p.has_eval ? p.eval_plan.total_lines() : 0);
@@ -130,7 +130,7 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 
 }  // namespace
 
-Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
+Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts* out) {
   Status local = CheckOutputDirs(o, comm->rank());
   if (local.ok() && comm->rank() == 0 && !o.checkpoint_dir.empty()) {
     local = DirLock::Acquire(o.checkpoint_dir, "--checkpoint-dir", &out->checkpoint_lock);
@@ -140,7 +140,7 @@ Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o.input, &out->train_plan));
   out->has_eval = !o.eval.empty();
   if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o.input, &out->eval_plan));
-  if (comm->rank() == 0) PrintStartLine(o, *comm, *out);
+  if (comm->rank() == 0) PrintStartLine(program, o, *comm, *out);
   return Status::OK();
 }
 

@@ -27,6 +27,7 @@ struct JobParts {
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
 };
 
-Status SetUpJob(const TrainOptions& options, Comm* comm, JobParts* out);
+// program names the tool in the start-up line ("strata-train", "strata-predict").
+Status SetUpJob(const char* program, const TrainOptions& options, Comm* comm, JobParts* out);
 
 }  // namespace strata

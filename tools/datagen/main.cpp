@@ -11,14 +11,12 @@
 #include <cxxopts.hpp>
 #include <fmt/format.h>
 
+#include "../common/cli.h"
 #include "strata/data/synthetic.h"
 
 namespace {
 
-[[noreturn]] void BadFlag(const std::string& message) {
-  std::fprintf(stderr, "strata-datagen: %s\n", message.c_str());
-  std::exit(2);
-}
+[[noreturn]] void BadFlag(const std::string& message) { strata::tools::BadFlag("strata-datagen", message); }
 
 template <typename T>
 T ParseNumber(const cxxopts::ParseResult& args, const std::string& flag) {
@@ -50,17 +48,7 @@ int main(int argc, char** argv) {
       ("seed", "seed of the data and of the hidden model", cxxopts::value<std::string>()->default_value(std::to_string(o.seed)))
       ("format", "output format (tsv: Criteo TSV)", cxxopts::value<std::string>()->default_value("tsv"))
       ("h,help", "print this help");
-  cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    BadFlag(e.what());
-  }
-  if (args.count("help")) {
-    std::printf("%s", options.help().c_str());
-    return 0;
-  }
-  if (!args.unmatched().empty()) BadFlag("unexpected argument '" + args.unmatched().front() + "'");
+  const cxxopts::ParseResult args = strata::tools::ParseFlagsOrExit(options, argc, argv, "strata-datagen");
   if (!args.count("out-dir")) BadFlag("--out-dir is required");
   if (args["format"].as<std::string>() != "tsv") {
     BadFlag("--format: '" + args["format"].as<std::string>() + "' is not supported (use tsv)");

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "../common/cli.h"
 #include "strata/ckpt/checkpoint.h"
 #include "strata/comm/comm.h"
 #include "train/checkpointer.h"
@@ -33,10 +34,7 @@ struct PredictArgs {
   bool unlabeled = false;
 };
 
-[[noreturn]] void BadFlag(const std::string& message) {
-  std::fprintf(stderr, "strata-predict: %s\n", message.c_str());
-  std::exit(2);
-}
+[[noreturn]] void BadFlag(const std::string& message) { tools::BadFlag("strata-predict", message); }
 
 PredictArgs ParseArgs(int argc, char** argv) {
   cxxopts::Options options("strata-predict", "Scores input files with a checkpoint's model.");
@@ -50,17 +48,7 @@ PredictArgs ParseArgs(int argc, char** argv) {
       ("threads", "CPU threads per rank; 0: cores / ranks on the node", cxxopts::value<int>()->default_value("0"))
       ("unlabeled", "the input has no label column (the layout's other columns, in order)")
       ("h,help", "print this help");
-  cxxopts::ParseResult r;
-  try {
-    r = options.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    BadFlag(e.what());
-  }
-  if (r.count("help")) {
-    std::printf("%s", options.help().c_str());
-    std::exit(0);
-  }
-  if (!r.unmatched().empty()) BadFlag("unexpected argument '" + r.unmatched().front() + "'");
+  const cxxopts::ParseResult r = tools::ParseFlagsOrExit(options, argc, argv, "strata-predict");
   for (const char* required : {"checkpoint", "input", "out"}) {
     if (!r.count(required)) BadFlag(fmt::format("--{} is required", required));
   }
@@ -134,7 +122,7 @@ Status Predict(const PredictArgs& a, Comm* comm) {
   TrainOptions o;
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(OptionsFor(a, meta, *comm, &o)));
   JobParts parts;
-  STRATA_RETURN_IF_ERROR(SetUpJob(o, comm, &parts));
+  STRATA_RETURN_IF_ERROR(SetUpJob("strata-predict", o, comm, &parts));
   Checkpointer checkpointer(o, comm);
   TrainProgress progress;
   STRATA_RETURN_IF_ERROR(checkpointer.InitFrom(parts.server.get(), parts.hbm.get(), &progress));
