@@ -1,12 +1,11 @@
-// CachePolicy: the key index, the pin sets and lists, the pending pins of absent keys, and
-// the two indexed min-heaps of unpinned and pinned rows (see strata/mem/cache_policy.h for
-// the order they keep).
+// CachePolicy: the key index, the entries and their pin bits, the per-pass filters of
+// keys pinned while absent, and the eviction order computed by sweeps (see
+// strata/mem/cache_policy.h for the order it keeps).
 #include "strata/mem/cache_policy.h"
 
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <utility>
 
 namespace strata {
 
@@ -16,67 +15,40 @@ constexpr uint32_t kWindowMask = CachePolicy::kPinWindow - 1;
 static_assert((CachePolicy::kPinWindow & kWindowMask) == 0, "the pin window is a power of two");
 static_assert(CachePolicy::kPinWindow <= 32, "pin sets are 32 bits");
 
+// PopVictim keeps this share (1 / n) of a sweep's rows, and at least kMinSwept of them.
+constexpr size_t kSweptShare = 8;
+constexpr size_t kMinSwept = 256;
+// About 0.2% false positives in the filters of keys pinned while not cached.
+constexpr int kAbsentPinBitsPerKey = 14;
+
 uint32_t Bit(int pass) { return uint32_t{1} << (static_cast<uint32_t>(pass) & kWindowMask); }
 
 }  // namespace
 
-void CachePolicy::PinSet::Add(int pass) {
-  assert(pass >= 0);
-  assert(bits == 0 || (pass > newest - kPinWindow && FirstAfter(newest - kPinWindow) > pass - kPinWindow));
-  bits |= Bit(pass);
-  newest = std::max(newest, pass);
+// Past a reservation the entries grow by an eighth (Insert), not double: a cache a few
+// pinned rows over its capacity should not take twice the memory.
+void CachePolicy::Reserve(size_t rows) {
+  keys_.reserve(rows);
+  meta_.reserve(rows);
+  index_.Reserve(rows, Keys());
 }
 
-bool CachePolicy::PinSet::Has(int pass) const {
-  return bits != 0 && pass <= newest && pass > newest - kPinWindow && (bits & Bit(pass)) != 0;
-}
-
-void CachePolicy::PinSet::Remove(int pass) {
-  bits &= ~Bit(pass);
-  assert(bits == 0 || pass < newest);  // passes are released oldest first
-  if (bits == 0) newest = -1;
-}
-
-int CachePolicy::PinSet::FirstAfter(int pass) const {
-  if (bits == 0) return kNoUse;
-  const int lo = std::max(pass + 1, newest - kPinWindow + 1);
-  if (lo > newest) return kNoUse;
-  // Rotate bit (lo mod window) down to bit 0, keep the bits of passes lo..newest.
-  uint32_t m = std::rotr(bits, static_cast<int>(static_cast<uint32_t>(lo) & kWindowMask));
-  const int span = newest - lo + 1;
-  if (span < kPinWindow) m &= (uint32_t{1} << span) - 1;
-  return m == 0 ? kNoUse : lo + std::countr_zero(m);
-}
-
-template <typename F>
-void CachePolicy::PinSet::ForEach(F&& f) const {
-  for (int p = FirstAfter(newest - kPinWindow); p != kNoUse; p = FirstAfter(p)) f(p);
+size_t CachePolicy::bytes() const {
+  size_t b = keys_.capacity() * sizeof(uint64_t) + meta_.capacity() * sizeof(Meta) +
+             free_.capacity() * sizeof(Handle) + index_.bytes() + (swept_.capacity() + changed_.capacity()) * sizeof(Rank);
+  for (const auto& [pass, filter] : absent_pins_) b += filter.memory_bytes();
+  return b;
 }
 
 void CachePolicy::BeginPass(int pass) {
   assert(pass >= pass_);
+  if (pass == pass_) return;
   pass_ = pass;
+  pass_first_stamp_ = clock_ + 1;
+  pass_stamps_.emplace_back(pass, pass_first_stamp_);
 }
 
-// Past a reservation the entries and the unpinned heap grow by an eighth (Insert), not
-// double: a cache a few pinned rows over its capacity should not take twice the memory.
-void CachePolicy::Reserve(size_t rows) {
-  entries_.reserve(rows);
-  heap_.reserve(rows);
-  index_.Reserve(rows, EntryKeys());
-}
-
-size_t CachePolicy::bytes() const {
-  size_t b = entries_.capacity() * sizeof(Entry) + free_.capacity() * sizeof(Handle) + index_.bytes() +
-             (heap_.capacity() + pinned_heap_.capacity()) * sizeof(Handle) +
-             pending_.capacity() * sizeof(Pending) + pending_free_.capacity() * sizeof(uint32_t) +
-             pending_index_.bytes();
-  for (const auto& [pass, rows] : pins_) b += rows.capacity() * sizeof(Handle);
-  for (const auto& [pass, keys] : pending_keys_) b += keys.capacity() * sizeof(uint64_t);
-  return b;
-}
-
-CachePolicy::Handle CachePolicy::Find(uint64_t key) const { return index_.Find(key, EntryKeys()); }
+CachePolicy::Handle CachePolicy::Find(uint64_t key) const { return index_.Find(key, Keys()); }
 
 CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
   Handle h;
@@ -84,37 +56,32 @@ CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
     h = free_.back();
     free_.pop_back();
   } else {
-    h = static_cast<Handle>(entries_.size());
+    h = static_cast<Handle>(keys_.size());
     assert(h != kNone);
-    if (entries_.size() == entries_.capacity()) Reserve(entries_.size() + entries_.size() / 8 + 64);
-    entries_.emplace_back();
+    if (keys_.size() == keys_.capacity()) Reserve(keys_.size() + keys_.size() / 8 + 64);
+    keys_.push_back(key);
+    meta_.emplace_back();
   }
-  Entry& e = entries_[h];
-  e = Entry{};
-  e.key = key;
-  e.stamp = NextStamp();
-  index_.Insert(key, h, EntryKeys());
-  const uint32_t pending = pending_index_.Find(key, PendingKeys());
-  if (pending != HandleTable::kNone) {
-    e.set_pin_set(pending_[pending].pins);
-    pending_[pending].pins.ForEach([&](int p) { pins_[p].push_back(h); });
-    ErasePending(pending);
+  keys_[h] = key;
+  meta_[h] = Meta{};
+  index_.Insert(key, h, Keys());
+  for (const auto& [pass, filter] : absent_pins_) {
+    if (filter.MayContain(key)) meta_[h].pins |= Bit(pass);
   }
-  HeapPush(h);
+  pinned_rows_ += meta_[h].pins != 0 ? 1 : 0;
+  Changed(h);
   return h;
 }
 
 void CachePolicy::Touch(Handle h, uint64_t freq) {
   const uint32_t stamp = NextStamp();
-  Entry& e = entries_[h];
-  e.freq = static_cast<uint32_t>(std::min<uint64_t>(freq, UINT32_MAX));
-  e.stamp = stamp;
-  e.last_pass = pass_;
-  HeapFix(h);
+  meta_[h].freq = static_cast<uint32_t>(std::min<uint64_t>(freq, UINT32_MAX));
+  meta_[h].stamp = stamp;
+  Changed(h);
 }
 
 // Stamps are 32 bits: when they run out, the cached rows are renumbered 1..n in their
-// touch order, which keeps every comparison (and so the heaps) as it was.
+// touch order, and the passes' first stamps with them, which keeps every comparison.
 uint32_t CachePolicy::NextStamp() {
   if (clock_ >= stamp_limit_) RenumberStamps();
   return ++clock_;
@@ -123,26 +90,37 @@ uint32_t CachePolicy::NextStamp() {
 void CachePolicy::RenumberStamps() {
   std::vector<Handle> order;
   order.reserve(size());
-  index_.ForEach([&](Handle h) { order.push_back(h); });
-  std::sort(order.begin(), order.end(), [&](Handle a, Handle b) { return entries_[a].stamp < entries_[b].stamp; });
+  index_.ForEach([&](Handle h) {
+    if (meta_[h].stamp != kUntouched) order.push_back(h);
+  });
+  std::sort(order.begin(), order.end(), [&](Handle a, Handle b) { return meta_[a].stamp < meta_[b].stamp; });
+  // A pass's first stamp becomes 1 + the rows touched before it.
+  auto renumbered = [&](uint32_t first) {
+    const auto it = std::lower_bound(order.begin(), order.end(), first,
+                                     [&](Handle h, uint32_t s) { return meta_[h].stamp < s; });
+    return static_cast<uint32_t>(it - order.begin()) + 1;
+  };
+  for (auto& [pass, first] : pass_stamps_) first = renumbered(first);
+  pass_first_stamp_ = renumbered(pass_first_stamp_);
   clock_ = 0;
-  for (Handle h : order) entries_[h].stamp = ++clock_;
+  for (Handle h : order) meta_[h].stamp = ++clock_;
+  sweep_valid_ = false;
 }
 
 uint64_t CachePolicy::PassCount(Handle h) const {
-  const Entry& e = entries_[h];
-  return e.last_pass == pass_ ? e.freq : e.freq + 1;
+  const Meta& m = meta_[h];
+  const bool this_pass = m.stamp != kUntouched && m.stamp >= pass_first_stamp_;
+  return this_pass ? m.freq : uint64_t{m.freq} + 1;
 }
 
 void CachePolicy::Pin(Handle h, int pass) {
   assert(pass > unpinned_through_);
-  PinSet pins = entries_[h].pin_set();
-  if (pins.Has(pass)) return;
-  pins.Add(pass);
-  HeapErase(h);
-  entries_[h].set_pin_set(pins);
-  HeapPush(h);
-  pins_[pass].push_back(h);
+  NotePinnedPass(pass);
+  Meta& m = meta_[h];
+  if (m.pins & Bit(pass)) return;
+  pinned_rows_ += m.pins == 0 ? 1 : 0;
+  m.pins |= Bit(pass);
+  Changed(h);
 }
 
 void CachePolicy::PinKey(uint64_t key, int pass) {
@@ -151,151 +129,185 @@ void CachePolicy::PinKey(uint64_t key, int pass) {
   if (h != kNone) {
     Pin(h, pass);
   } else {
-    PinSet one;
-    one.Add(pass);
-    AddPending(key, one);
+    NotePinnedPass(pass);
+    AbsentPins(pass).Add(key);
   }
 }
 
-void CachePolicy::AddPending(uint64_t key, const PinSet& pins) {
-  uint32_t i = pending_index_.Find(key, PendingKeys());
-  if (i == HandleTable::kNone) {
-    if (pending_free_.empty()) {
-      i = static_cast<uint32_t>(pending_.size());
-      pending_.emplace_back();
-    } else {
-      i = pending_free_.back();
-      pending_free_.pop_back();
-    }
-    pending_[i] = Pending{key, PinSet{}};
-    pending_index_.Insert(key, i, PendingKeys());
+void CachePolicy::NotePinnedPass(int pass) {
+  if (pinned_passes_.empty() || pass > pinned_passes_.back()) {
+    pinned_passes_.push_back(pass);
+  } else {
+    const auto it = std::lower_bound(pinned_passes_.begin(), pinned_passes_.end(), pass);
+    if (*it != pass) pinned_passes_.insert(it, pass);
   }
-  PinSet& held = pending_[i].pins;
-  pins.ForEach([&](int p) {
-    if (held.Has(p)) return;
-    held.Add(p);
-    pending_keys_[p].push_back(key);
-  });
+  assert(pinned_passes_.back() - pinned_passes_.front() < kPinWindow);
 }
 
-void CachePolicy::ErasePending(uint32_t i) {
-  pending_index_.Erase(pending_[i].key, PendingKeys());
-  pending_[i].pins = PinSet{};
-  pending_free_.push_back(i);
-  if (pending_index_.size() == 0) {  // a pass's worth of announced keys: give the memory back
-    std::vector<Pending>().swap(pending_);
-    std::vector<uint32_t>().swap(pending_free_);
-    pending_index_.Clear();
+BloomFilter& CachePolicy::AbsentPins(int pass) {
+  auto it = std::lower_bound(absent_pins_.begin(), absent_pins_.end(), pass,
+                             [](const auto& entry, int p) { return entry.first < p; });
+  if (it == absent_pins_.end() || it->first != pass) {
+    it = absent_pins_.emplace(it, pass, BloomFilter(absent_hint_, kAbsentPinBitsPerKey));
   }
+  return it->second;
 }
 
+// One sweep over the entries clears the released passes' bits; their filters of absent keys go.
 void CachePolicy::UnpinPass(int pass) {
   assert(pass > unpinned_through_);
   unpinned_through_ = pass;
-  // Passes below `pass` were unpinned already, so every list here is `pass`'s or later.
-  auto it = pins_.find(pass);
-  if (it != pins_.end()) {
-    for (Handle h : it->second) {
-      PinSet pins = entries_[h].pin_set();
-      if (!pins.Has(pass)) continue;  // evicted since, or listed twice
-      HeapErase(h);
-      pins.Remove(pass);
-      entries_[h].set_pin_set(pins);
-      HeapPush(h);
-    }
-    pins_.erase(it);
+  uint32_t released = 0;
+  while (!pinned_passes_.empty() && pinned_passes_.front() <= pass) {
+    released |= Bit(pinned_passes_.front());
+    pinned_passes_.erase(pinned_passes_.begin());
   }
-  auto listed = pending_keys_.find(pass);
-  if (listed == pending_keys_.end()) return;
-  for (uint64_t key : listed->second) {
-    const uint32_t i = pending_index_.Find(key, PendingKeys());
-    if (i == HandleTable::kNone || !pending_[i].pins.Has(pass)) continue;  // inserted since
-    pending_[i].pins.Remove(pass);
-    if (pending_[i].pins.bits == 0) ErasePending(i);
+  while (pass_stamps_.size() > 1 && pass_stamps_.front().first <= pass) pass_stamps_.erase(pass_stamps_.begin());
+  while (!absent_pins_.empty() && absent_pins_.front().first <= pass) {
+    absent_hint_ = std::max(absent_hint_, absent_pins_.front().second.keys_added());
+    absent_pins_.erase(absent_pins_.begin());
   }
-  pending_keys_.erase(listed);
+  sweep_valid_ = false;
+  if (released == 0) return;
+  for (Meta& m : meta_) {
+    if (!(m.pins & released)) continue;
+    m.pins &= ~released;
+    pinned_rows_ -= m.pins == 0 ? 1 : 0;
+  }
+}
+
+// The first stamp of the first pass begun at or after `pass`. REQUIRES:
+// unpinned_through_ < pass <= pass_.
+uint32_t CachePolicy::FirstStamp(int pass) const {
+  for (const auto& [p, first] : pass_stamps_) {
+    if (p >= pass) return first;
+  }
+  assert(false && "pass not begun");
+  return kFreeStamp;
+}
+
+// True when a row last touched at `stamp` was touched in `pass` or later.
+bool CachePolicy::TouchedSince(uint32_t stamp, int pass) const {
+  if (stamp == kUntouched || pass > pass_) return false;
+  return stamp >= FirstStamp(pass);
+}
+
+// Pin bits name passes within the window that starts at the oldest pass still pinned.
+template <typename F>
+int CachePolicy::FindPinnedPass(uint32_t pins, F&& found) const {
+  if (pins == 0) return kNoUse;
+  const int base = pinned_passes_.front();
+  for (uint32_t bits = std::rotr(pins, static_cast<int>(static_cast<uint32_t>(base) & kWindowMask)); bits != 0;
+       bits &= bits - 1) {
+    const int pass = base + std::countr_zero(bits);
+    if (found(pass)) return pass;
+  }
+  return kNoUse;
+}
+
+// The first pass the row is pinned for after the pass of its last touch, or kNoUse.
+int CachePolicy::NextUse(const Meta& m) const {
+  return FindPinnedPass(m.pins, [&](int pass) { return !TouchedSince(m.stamp, pass); });
+}
+
+CachePolicy::Rank CachePolicy::RankOf(Handle h) const {
+  const Meta& m = meta_[h];
+  return Rank{uint64_t(uint32_t(NextUse(m))) << 32 | uint32_t(~m.freq), uint64_t{m.stamp} << 32 | h};
+}
+
+// Keeps PopVictim's order exact: a changed row's new rank goes into the heap.
+void CachePolicy::Changed(Handle h) {
+  if (!sweep_valid_ || !MayEvict(h, sweep_pins_)) return;
+  if (changed_.size() >= std::max(kMinSwept, size() / kSweptShare)) {  // cheaper to sweep again
+    sweep_valid_ = false;
+    return;
+  }
+  changed_.push_back(RankOf(h));
+  std::push_heap(changed_.begin(), changed_.end());
+}
+
+// Ranks every row `pins` lets go; keeps the best share of them, best last.
+void CachePolicy::Sweep(Pins pins) {
+  swept_.clear();
+  changed_.clear();
+  for (Handle h = 0; h < meta_.size(); ++h) {  // in handle order: a sequential read
+    if (MayEvict(h, pins)) swept_.push_back(RankOf(h));
+  }
+  const size_t keep = std::max(kMinSwept, size() / kSweptShare);
+  sweep_whole_ = swept_.size() <= keep;
+  if (!sweep_whole_) {
+    std::nth_element(swept_.begin(), swept_.begin() + static_cast<std::ptrdiff_t>(keep), swept_.end(),
+                     [](const Rank& a, const Rank& b) { return b < a; });
+    swept_.resize(keep);
+  }
+  std::sort(swept_.begin(), swept_.end());
+  sweep_valid_ = true;
+  sweep_pins_ = pins;
+}
+
+// True when r is still the rank of a row the sweep's pins let go.
+bool CachePolicy::Current(const Rank& r) const {
+  const Handle h = r.handle();
+  return MayEvict(h, sweep_pins_) && RankOf(h) == r;
 }
 
 bool CachePolicy::PopVictim(Victim* out, Pins pins) {
-  Handle h = heap_.empty() ? kNone : heap_[0];
-  if (pins == Pins::kMayEvict && !pinned_heap_.empty() && (h == kNone || Before(pinned_heap_[0], h))) {
-    h = pinned_heap_[0];
-  }
-  if (h == kNone) return false;
-  HeapErase(h);
-  Entry& e = entries_[h];
-  if (e.pins != 0) AddPending(e.key, e.pin_set());
-  e.set_pin_set(PinSet{});
-  out->key = e.key;
-  out->handle = h;
-  index_.Erase(e.key, EntryKeys());
-  free_.push_back(h);
-  return true;
-}
-
-bool CachePolicy::Before(Handle a, Handle b) const {
-  const Entry& x = entries_[a];
-  const Entry& y = entries_[b];
-  const int x_use = NextUse(x), y_use = NextUse(y);
-  if (x_use != y_use) return x_use > y_use;
-  if (x.freq != y.freq) return x.freq < y.freq;
-  return x.stamp > y.stamp;
-}
-
-void CachePolicy::HeapPush(Handle h) {
-  assert(entries_[h].heap_pos == kNotInHeap);
-  std::vector<Handle>& heap = HeapOf(h);
-  heap.push_back(h);
-  Place(heap, static_cast<uint32_t>(heap.size() - 1), h);
-  SiftUp(heap, entries_[h].heap_pos);
-}
-
-void CachePolicy::HeapErase(Handle h) {
-  std::vector<Handle>& heap = HeapOf(h);
-  const uint32_t pos = entries_[h].heap_pos;
-  assert(pos != kNotInHeap);
-  const Handle last = heap.back();
-  heap.pop_back();
-  entries_[h].heap_pos = kNotInHeap;
-  if (last == h) return;
-  Place(heap, pos, last);
-  HeapFix(last);
-}
-
-void CachePolicy::HeapFix(Handle h) {
-  std::vector<Handle>& heap = HeapOf(h);
-  SiftUp(heap, entries_[h].heap_pos);
-  SiftDown(heap, entries_[h].heap_pos);
-}
-
-void CachePolicy::SiftUp(std::vector<Handle>& heap, uint32_t pos) {
-  const Handle h = heap[pos];
-  while (pos > 0) {
-    const uint32_t parent = (pos - 1) / 2;
-    if (!Before(h, heap[parent])) break;
-    Place(heap, pos, heap[parent]);
-    pos = parent;
-  }
-  Place(heap, pos, h);
-}
-
-void CachePolicy::SiftDown(std::vector<Handle>& heap, uint32_t pos) {
-  const Handle h = heap[pos];
-  const uint32_t n = static_cast<uint32_t>(heap.size());
+  if (!sweep_valid_ || sweep_pins_ != pins) Sweep(pins);
   for (;;) {
-    uint32_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && Before(heap[child + 1], heap[child])) ++child;
-    if (!Before(heap[child], h)) break;
-    Place(heap, pos, heap[child]);
-    pos = child;
+    while (!swept_.empty() && !Current(swept_.back())) swept_.pop_back();
+    while (!changed_.empty() && !Current(changed_.front())) {
+      std::pop_heap(changed_.begin(), changed_.end());
+      changed_.pop_back();
+    }
+    // Rows unchanged since the sweep but not kept by it rank below every kept one: once
+    // the kept ones are gone, sweep again.
+    if (swept_.empty() && !sweep_whole_) {
+      Sweep(pins);
+      continue;
+    }
+    if (swept_.empty() && changed_.empty()) return false;
+    const bool from_changed = swept_.empty() || (!changed_.empty() && swept_.back() < changed_.front());
+    if (from_changed) {
+      std::pop_heap(changed_.begin(), changed_.end());
+      Evict(changed_.back().handle(), out);
+      changed_.pop_back();
+    } else {
+      Evict(swept_.back().handle(), out);
+      swept_.pop_back();
+    }
+    return true;
   }
-  Place(heap, pos, h);
 }
 
-void CachePolicy::Place(std::vector<Handle>& heap, uint32_t pos, Handle h) {
-  heap[pos] = h;
-  entries_[h].heap_pos = pos;
+void CachePolicy::PopVictims(size_t n, Pins pins, std::vector<Victim>* out, const std::function<bool(Handle)>& spare) {
+  sweep_valid_ = false;
+  if (n == 0) return;
+  std::vector<Rank> ranks;
+  for (Handle h = 0; h < meta_.size(); ++h) {  // in handle order: a sequential read
+    if (MayEvict(h, pins) && !(spare && spare(h))) ranks.push_back(RankOf(h));
+  }
+  if (ranks.size() > n) {
+    std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(n), ranks.end(),
+                     [](const Rank& a, const Rank& b) { return b < a; });
+    ranks.resize(n);
+  }
+  for (const Rank& r : ranks) Evict(r.handle(), &out->emplace_back());
+}
+
+void CachePolicy::Evict(Handle h, Victim* out) {
+  Meta& m = meta_[h];
+  if (m.pins != 0) {  // kMayEvict: the key stays pinned while absent
+    FindPinnedPass(m.pins, [&](int pass) {
+      AbsentPins(pass).Add(keys_[h]);
+      return false;
+    });
+    --pinned_rows_;
+  }
+  out->key = keys_[h];
+  out->handle = h;
+  index_.Erase(keys_[h], Keys());
+  m = Meta{0, kFreeStamp, 0};
+  free_.push_back(h);
 }
 
 }  // namespace strata

@@ -5,13 +5,14 @@
 #include "strata/mem/mem_ps.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "mem/bloom_filter.h"
+#include "strata/mem/bloom_filter.h"
 #include "strata/common/row_arena.h"
 #include "strata/common/partition.h"
 #include "strata/mem/cache_policy.h"
@@ -19,18 +20,19 @@
 namespace strata {
 namespace {
 
-using mem_internal::BloomFilter;
 using Handle = CachePolicy::Handle;
 
 constexpr uint8_t kDirty = 1;      // newer than the backing store's copy
 constexpr uint8_t kInBacking = 2;  // the backing store holds some version of the key
-constexpr size_t kBloomInitialKeys = 1 << 14;  // per stripe; the filter grows by doubling
+// Keys a stripe's filter is first sized for: at least its capacity (the keys it writes
+// come in that order of magnitude), so the chain of doubling filters stays short.
+constexpr size_t kBloomInitialKeys = 1 << 14;
 
 struct Stripe {
   Stripe(size_t row_bytes, size_t capacity, int bloom_bits)
       : capacity_rows(capacity),
         arena(row_bytes, std::max<size_t>(capacity, 1)),
-        bloom(kBloomInitialKeys, bloom_bits) {
+        bloom(std::max(kBloomInitialKeys, capacity), bloom_bits) {
     policy.Reserve(capacity);
   }
 
@@ -44,6 +46,7 @@ struct Stripe {
   uint64_t dirty = 0;
   uint64_t hits = 0, misses = 0, bloom_skips = 0, backing_lookups = 0, backing_rows_read = 0;
   uint64_t evictions = 0, dirty_evictions = 0;
+  size_t inserted = 0;  // rows inserted since the last eviction
 };
 
 // Rows on their way to the backing store, with whether it holds a version of each (the
@@ -83,21 +86,19 @@ class MemPsImpl final : public MemPs {
 
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
     std::vector<size_t> missing;  // indices into keys that the backing store may hold
-    for (size_t i = 0; i < n; ++i) {
-      Stripe& s = StripeOf(keys[i]);
-      std::lock_guard lock(s.mu);
+    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) {
       found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
       if (found[i]) {
         ++s.hits;
-        continue;
+        return;
       }
       ++s.misses;
       if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
         ++s.bloom_skips;
-        continue;
+        return;
       }
       missing.push_back(i);
-    }
+    });
     if (missing.empty()) return Status::OK();
 
     std::vector<uint64_t> keys_in(missing.size());
@@ -105,29 +106,28 @@ class MemPsImpl final : public MemPs {
     std::vector<uint8_t> rows_in(missing.size() * row_bytes_);
     std::vector<uint8_t> found_in(missing.size(), 0);
     STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), rows_in.data(), found_in.data()));
-    for (size_t j = 0; j < missing.size(); ++j) {
+    ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
       const size_t i = missing[j];
-      Stripe& s = StripeOf(keys[i]);
-      std::lock_guard lock(s.mu);
       ++s.backing_lookups;
       // A concurrent Get may have cached the key meanwhile: same clean row, keep that one.
       found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
-      if (found[i] || !found_in[j]) continue;
+      if (found[i] || !found_in[j]) return;
       ++s.backing_rows_read;
       InsertRow(s, keys[i], &rows_in[j * row_bytes_], kInBacking);
       std::memcpy(rows + i * row_bytes_, &rows_in[j * row_bytes_], row_bytes_);
       found[i] = 1;
-    }
+    });
     return Status::OK();
   }
 
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
+    const StripeGroups groups = GroupByStripe(keys, n);
+    std::vector<Handle> cached(n);  // each key's handle or kNone; no eviction takes these
+    STRATA_RETURN_IF_ERROR(FindAndMakeRoom(keys, groups, cached.data()));
     std::vector<size_t> probe;  // uncached keys the backing store may already hold
-    for (size_t i = 0; i < n; ++i) {
-      Stripe& s = StripeOf(keys[i]);
-      std::lock_guard lock(s.mu);
+    ForEachInGroups(groups, [&](Stripe& s, size_t i) {
       const uint8_t* row = rows + i * row_bytes_;
-      Handle h = s.policy.Find(keys[i]);
+      const Handle h = cached[i];
       if (h != CachePolicy::kNone) {
         std::memcpy(s.arena.row(h), row, row_bytes_);
         if (!(s.flags[h] & kDirty)) ++s.dirty;
@@ -138,7 +138,7 @@ class MemPsImpl final : public MemPs {
       } else {
         probe.push_back(i);
       }
-    }
+    });
     if (!probe.empty()) {
       // Only to keep num_keys() exact: is the key new to the store as a whole?
       std::vector<uint64_t> keys_in(probe.size());
@@ -146,15 +146,13 @@ class MemPsImpl final : public MemPs {
       std::vector<uint8_t> scratch(probe.size() * row_bytes_);
       std::vector<uint8_t> found_in(probe.size(), 0);
       STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), scratch.data(), found_in.data()));
-      for (size_t j = 0; j < probe.size(); ++j) {
-        Stripe& s = StripeOf(keys_in[j]);
-        std::lock_guard lock(s.mu);
+      ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
         ++s.backing_lookups;
         s.backing_rows_read += found_in[j];
         InsertRow(s, keys_in[j], rows + probe[j] * row_bytes_, kDirty | (found_in[j] ? kInBacking : 0));
-      }
+      });
     }
-    return options_.evict_in_calls ? Trim() : Status::OK();
+    return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
   Status Sync() override { return Flush(); }
@@ -194,15 +192,11 @@ class MemPsImpl final : public MemPs {
       std::lock_guard lock(sp->mu);
       sp->policy.BeginPass(pass);
     }
-    return options_.evict_in_calls ? Trim() : Status::OK();
+    return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
   void Pin(const uint64_t* keys, size_t n, int pass) override {
-    for (size_t i = 0; i < n; ++i) {
-      Stripe& s = StripeOf(keys[i]);
-      std::lock_guard lock(s.mu);
-      s.policy.PinKey(keys[i], pass);
-    }
+    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) { s.policy.PinKey(keys[i], pass); });
   }
 
   Status UnpinPass(int pass) override {
@@ -210,10 +204,10 @@ class MemPsImpl final : public MemPs {
       std::lock_guard lock(sp->mu);
       sp->policy.UnpinPass(pass);
     }
-    return options_.evict_in_calls ? Trim() : Status::OK();
+    return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
-  Status Evict() override { return Trim(); }
+  Status Evict() override { return Trim(options_.evict_in_calls ? Target::kBudget : Target::kRoomForInserts); }
 
   Status Flush() override {
     FlushBatch batch;
@@ -270,9 +264,49 @@ class MemPsImpl final : public MemPs {
     return rows > chunk ? rows / chunk * chunk : rows;
   }
 
-  Stripe& StripeOf(uint64_t key) const {
+  size_t StripeIndex(uint64_t key) const {
     // Salted so the split is independent of OwnerRank (a rank's keys share Mix64 % ranks).
-    return *stripes_[Mix64(key ^ 0x2545f4914f6cdd1dULL) % stripes_.size()];
+    return Mix64(key ^ 0x2545f4914f6cdd1dULL) % stripes_.size();
+  }
+  Stripe& StripeOf(uint64_t key) const { return *stripes_[StripeIndex(key)]; }
+
+  // Indices of keys grouped by stripe: order[begin[j] .. begin[j + 1]) are stripe j's, in
+  // their order among keys.
+  struct StripeGroups {
+    std::vector<uint32_t> order;
+    std::vector<uint32_t> begin;
+  };
+  StripeGroups GroupByStripe(const uint64_t* keys, size_t n) const {
+    assert(n <= UINT32_MAX);
+    StripeGroups g;
+    g.begin.assign(stripes_.size() + 1, 0);
+    std::vector<uint32_t> stripe_of(n);
+    for (size_t i = 0; i < n; ++i) {
+      stripe_of[i] = static_cast<uint32_t>(StripeIndex(keys[i]));
+      ++g.begin[stripe_of[i] + 1];
+    }
+    for (size_t j = 0; j < stripes_.size(); ++j) g.begin[j + 1] += g.begin[j];
+    g.order.resize(n);
+    std::vector<uint32_t> at(g.begin.begin(), g.begin.end() - 1);
+    for (size_t i = 0; i < n; ++i) g.order[at[stripe_of[i]]++] = static_cast<uint32_t>(i);
+    return g;
+  }
+
+  // Calls visit(stripe, i) for each i < n with the stripe of keys[i] locked, stripe by
+  // stripe: one lock a stripe, and each stripe's index and filter stay in the CPU's cache
+  // while its keys are handled.
+  template <typename Visit>
+  void ForEachByStripe(const uint64_t* keys, size_t n, const Visit& visit) const {
+    ForEachInGroups(GroupByStripe(keys, n), visit);
+  }
+  template <typename Visit>
+  void ForEachInGroups(const StripeGroups& g, const Visit& visit) const {
+    for (size_t j = 0; j < stripes_.size(); ++j) {
+      if (g.begin[j] == g.begin[j + 1]) continue;
+      Stripe& s = *stripes_[j];
+      std::lock_guard lock(s.mu);
+      for (uint32_t k = g.begin[j]; k < g.begin[j + 1]; ++k) visit(s, g.order[k]);
+    }
   }
 
   uint64_t Frequency(const Stripe& s, Handle h, const uint8_t* row) const {
@@ -300,28 +334,88 @@ class MemPsImpl final : public MemPs {
     if (s.flags.size() < s.policy.handle_limit()) s.flags.resize(s.policy.handle_limit());
     s.flags[h] = flags;
     s.dirty += (flags & kDirty) ? 1 : 0;
+    ++s.inserted;
     s.policy.Touch(h, Frequency(s, h, row));
   }
 
-  // Evicts every stripe down to its capacity, writing dirty victims in batches.
-  Status Trim() {
-    FlushBatch batch;
-    for (auto& sp : stripes_) {
-      {
-        std::lock_guard lock(sp->mu);
-        CachePolicy::Victim v;
-        while (sp->policy.size() > sp->capacity_rows && sp->policy.PopVictim(&v)) {
-          ++sp->evictions;
-          if (sp->flags[v.handle] & kDirty) {
-            ++sp->dirty_evictions;
-            --sp->dirty;
-            batch.Add(v.key, sp->arena.row(v.handle), row_bytes_, sp->flags[v.handle]);
-          }
+  // How far Trim evicts each stripe:
+  //   kBudget: down to its capacity;
+  //   kRoomForInserts: a deferred eviction. The rows inserted until the next one (a pass's
+  //     new keys, mostly) would take the cache over its budget meanwhile, and the arena
+  //     would keep that high-water mark; so it evicts below the capacity by as many rows as
+  //     came in since the last eviction, and an eighth more (passes differ a little).
+  enum class Target { kBudget, kRoomForInserts };
+
+  Status Trim(Target target) {
+    return EvictStripes([&](Stripe& s, size_t) {
+      const size_t room = target == Target::kBudget ? 0 : std::min(s.inserted + s.inserted / 8, s.capacity_rows / 2);
+      s.inserted = 0;
+      return Keep{s.capacity_rows - room};
+    });
+  }
+
+  // Sets handles[i] to keys[i]'s handle, or kNone when it is not cached. With deferred
+  // eviction, a stripe the new keys would take over its budget first evicts what they need
+  // there (sparing the rows found), so the cache and its arena never grow past the budget.
+  Status FindAndMakeRoom(const uint64_t* keys, const StripeGroups& groups, Handle* handles) {
+    std::vector<Handle> spared;
+    return EvictStripes([&](Stripe& s, size_t j) {
+      spared.clear();
+      size_t incoming = 0;
+      for (uint32_t k = groups.begin[j]; k < groups.begin[j + 1]; ++k) {
+        const uint32_t i = groups.order[k];
+        handles[i] = s.policy.Find(keys[i]);
+        if (handles[i] == CachePolicy::kNone) {
+          ++incoming;
+        } else {
+          spared.push_back(handles[i]);
         }
+      }
+      if (options_.evict_in_calls) return Keep{s.policy.size()};  // Trim evicts afterwards
+      std::sort(spared.begin(), spared.end());
+      return Keep{s.capacity_rows - std::min(incoming, s.capacity_rows), &spared};
+    });
+  }
+
+  // Rows a stripe keeps after an eviction, and the handles spared from it (sorted).
+  struct Keep {
+    size_t rows = 0;
+    const std::vector<Handle>* spared = nullptr;
+  };
+
+  // Evicts each stripe j down to keep(stripe, j) (called under its lock), writing dirty
+  // victims in batches.
+  template <typename KeepOf>
+  Status EvictStripes(const KeepOf& keep_of) {
+    FlushBatch batch;
+    for (size_t j = 0; j < stripes_.size(); ++j) {
+      Stripe& s = *stripes_[j];
+      {
+        std::lock_guard lock(s.mu);
+        EvictLocked(s, keep_of(s, j), &batch);
       }
       if (batch.keys.size() >= options_.flush_batch_rows) STRATA_RETURN_IF_ERROR(WriteEvicted(&batch));
     }
     return batch.keys.empty() ? Status::OK() : WriteEvicted(&batch);
+  }
+
+  // REQUIRES: s.mu held. Evicts s down to keep.rows in one PopVictims; dirty victims join
+  // *batch.
+  void EvictLocked(Stripe& s, const Keep& keep, FlushBatch* batch) {
+    if (s.policy.size() <= keep.rows) return;
+    std::vector<CachePolicy::Victim> victims;
+    std::function<bool(Handle)> spare;
+    if (keep.spared != nullptr && !keep.spared->empty()) {
+      spare = [&](Handle h) { return std::binary_search(keep.spared->begin(), keep.spared->end(), h); };
+    }
+    s.policy.PopVictims(s.policy.size() - keep.rows, CachePolicy::Pins::kKeep, &victims, spare);
+    for (const CachePolicy::Victim& v : victims) {
+      ++s.evictions;
+      if (!(s.flags[v.handle] & kDirty)) continue;
+      ++s.dirty_evictions;
+      --s.dirty;
+      batch->Add(v.key, s.arena.row(v.handle), row_bytes_, s.flags[v.handle]);
+    }
   }
 
   // Writes evicted dirty rows in backing Puts of up to flush_batch_rows. If one fails, the

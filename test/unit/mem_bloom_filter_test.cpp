@@ -1,4 +1,4 @@
-// BloomFilter (src/mem/bloom_filter.h): no false negatives as the chain of filters grows,
+// BloomFilter (strata/mem/bloom_filter.h): no false negatives as the chain of filters grows,
 // and a bounded false-positive rate on keys it was never given (10 bits a key: about 1.5%
 // for the first, blocked filter and half as much for each next one, about 3% in all,
 // where a chain of equal filters gave 7%); its memory follows the keys added.
@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "mem/bloom_filter.h"
+#include "strata/mem/bloom_filter.h"
 
-namespace strata::mem_internal {
+namespace strata {
 namespace {
 
 TEST_CASE("mem: bloom filter has no false negatives and about 1% false positives through growth") {
@@ -30,4 +30,4 @@ TEST_CASE("mem: bloom filter has no false negatives and about 1% false positives
 }
 
 }  // namespace
-}  // namespace strata::mem_internal
+}  // namespace strata

@@ -1,8 +1,10 @@
 // CachePolicy: eviction order (least frequent first, newest first among equals; known next
 // uses last, farthest first), pins held across passes and for absent keys, and pass
-// counting, on hand-made traces.
+// counting, on hand-made traces; PopVictim and PopVictims against a full sweep on random ones.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "strata/mem/cache_policy.h"
@@ -129,6 +131,85 @@ TEST_CASE("mem: policy renumbers touch stamps when they run out, keeping the ord
     p->Touch(p->Insert(9), 0);
   }
   CHECK(DrainVictims(&wrapped) == DrainVictims(&plain));
+}
+
+// Random touches, pins and unpins of a few hundred keys, applied alike to policies that
+// evict in different ways: the victims must be the same rows.
+class PolicyTwins {
+ public:
+  explicit PolicyTwins(uint64_t seed) : rng_(seed) {}
+
+  // One random step on both: a touch (inserting when absent), a pin or a new pass.
+  void Step(CachePolicy* a, CachePolicy* b) {
+    const uint64_t key = rng_() % 300, freq = rng_() % 5;
+    const int what = static_cast<int>(rng_() % 20);
+    for (CachePolicy* p : {a, b}) {
+      if (what == 0) {
+        p->UnpinPass(pass_);
+        p->BeginPass(pass_ + 1);
+      } else if (what < 4) {
+        p->PinKey(key, pass_ + 1 + static_cast<int>(freq % 3));
+      } else {
+        CachePolicy::Handle h = p->Find(key);
+        if (h == CachePolicy::kNone) h = p->Insert(key);
+        p->Touch(h, freq);
+      }
+    }
+    if (what == 0) ++pass_;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  int pass_ = 0;
+};
+
+TEST_CASE("mem: policy PopVictim one at a time is exact: the same rows as a full sweep each time") {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    for (CachePolicy::Pins pins : {CachePolicy::Pins::kKeep, CachePolicy::Pins::kMayEvict}) {
+      CachePolicy popped, swept;
+      PolicyTwins twins(seed);
+      std::vector<CachePolicy::Victim> victims;
+      for (int step = 0; step < 20000; ++step) {
+        twins.Step(&popped, &swept);
+        while (popped.size() > 120) {
+          CachePolicy::Victim v;
+          const bool got = popped.PopVictim(&v, pins);
+          victims.clear();
+          swept.PopVictims(1, pins, &victims);
+          REQUIRE(got == (victims.size() == 1));
+          if (!got || v.key != victims[0].key) {
+            CHECK(!got);  // every row pinned
+            break;
+          }
+        }
+      }
+      CHECK(popped.size() == swept.size());
+    }
+  }
+}
+
+TEST_CASE("mem: policy PopVictims(n) takes the rows n PopVictim calls would") {
+  for (uint64_t seed = 11; seed <= 15; ++seed) {
+    CAPTURE(seed);
+    CachePolicy one, bulk;
+    PolicyTwins twins(seed);
+    std::vector<CachePolicy::Victim> victims;
+    for (int step = 0; step < 20000; ++step) {
+      twins.Step(&one, &bulk);
+      if (step % 500 != 499) continue;
+      const size_t n = one.size() / 3;
+      std::vector<uint64_t> expected, got;
+      CachePolicy::Victim v;
+      for (size_t i = 0; i < n && one.PopVictim(&v); ++i) expected.push_back(v.key);
+      victims.clear();
+      bulk.PopVictims(n, CachePolicy::Pins::kKeep, &victims);
+      for (const CachePolicy::Victim& w : victims) got.push_back(w.key);
+      std::sort(expected.begin(), expected.end());
+      std::sort(got.begin(), got.end());
+      CHECK(got == expected);
+    }
+  }
 }
 
 }  // namespace

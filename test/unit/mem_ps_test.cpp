@@ -190,20 +190,21 @@ TEST_CASE("mem: evicted dirty rows are written in batches, clean rows are droppe
   CHECK(f.counts.put_calls == calls + 3);  // 7 dirty victims: 3 + 3 + 1
 }
 
-TEST_CASE("mem: with evict_in_calls off only Evict evicts, and nothing is lost") {
+TEST_CASE("mem: with evict_in_calls off a Put evicts only over budget, Evict leaves room, nothing is lost") {
   Fixture f;
   f.Open(/*capacity_rows=*/4, /*stripes=*/1, 16, /*flush_batch=*/3, /*evict_in_calls=*/false);
   const uint64_t held[] = {0, 1};
   f.cache->Pin(held, 2, /*pass=*/0);
   for (uint64_t k = 0; k < 10; ++k) f.Put(k, static_cast<uint32_t>(k + 1));
   REQUIRE(f.cache->BeginPass(1).ok());
-  CHECK(f.cache->mem_stats().resident_rows == 10);  // Put and BeginPass left them all
-  CHECK(f.counts.put_rows == 0);
+  CHECK(f.cache->mem_stats().resident_rows == 4);  // each Put over the budget evicted a row
+  CHECK(f.counts.put_rows == 6);                   // the dirty victims, written before they went
   REQUIRE(f.cache->Evict().ok());
+  // 10 rows came in since the last Evict: it leaves room for as many (at most half the
+  // cache), so only the pinned rows stay.
   MemPsStats st = f.cache->mem_stats();
-  CHECK(st.resident_rows == 4);
-  CHECK(f.counts.put_rows == 6);  // the dirty victims, written before they went
-  CHECK(f.counts.put_calls == 2);  // in batches of 3
+  CHECK(st.resident_rows == 2);
+  CHECK(f.counts.put_rows == 8);
   std::vector<uint8_t> row;
   for (uint64_t k : held) {
     const uint64_t asked = f.counts.get_keys;
@@ -216,12 +217,51 @@ TEST_CASE("mem: with evict_in_calls off only Evict evicts, and nothing is lost")
   }
 }
 
+TEST_CASE("mem: with evict_in_calls off the cache and its memory stay within the budget") {
+  Fixture f;
+  constexpr size_t kCapacity = 256;
+  f.Open(kCapacity, /*stripes=*/1, 16, /*flush_batch=*/64, /*evict_in_calls=*/false);
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> keys, written;
+  std::vector<uint8_t> rows;
+  auto put_batch = [&](uint64_t first_new) {  // 100 keys: 70 new, 30 seen before
+    keys.clear();
+    rows.clear();
+    for (uint64_t k = 0; k < 100; ++k) keys.push_back(k < 70 || first_new == 0 ? first_new + k : rng() % first_new);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (uint64_t k : keys) {
+      const std::vector<uint8_t> r = RowOf(k, 1);
+      rows.insert(rows.end(), r.begin(), r.end());
+    }
+    REQUIRE(f.cache->Put(keys.data(), keys.size(), rows.data()).ok());
+    CHECK(f.cache->mem_stats().resident_rows <= kCapacity);
+    written.insert(written.end(), keys.begin(), keys.end());
+  };
+  uint64_t next = 0, warm_bytes = 0;
+  for (int pass = 0; pass < 30; ++pass) {
+    REQUIRE(f.cache->Evict().ok());  // a pull evicts, leaving room for a pass's inserts
+    put_batch(next);
+    next += 100;
+    if (pass % 7 == 6) {  // two write-backs with no eviction between, as at a run's end
+      put_batch(next);
+      next += 100;
+    }
+    if (pass == 5) warm_bytes = f.cache->mem_stats().resident_bytes;
+  }
+  CHECK(f.cache->mem_stats().resident_bytes <= warm_bytes);  // no high-water mark above the budget
+  std::vector<uint8_t> row;
+  for (uint64_t k : written) {
+    REQUIRE(f.Get(k, &row));
+    CHECK(row == RowOf(k, 1));
+  }
+}
+
 TEST_CASE("mem: stats count the keys of cache and backing store once, disk figures pass through") {
   Fixture f;
   f.Open(/*capacity_rows=*/4, /*stripes=*/1, 16, /*flush_batch=*/3, /*evict_in_calls=*/false);
-  for (uint64_t k = 0; k < 10; ++k) f.Put(k, 1);
-  REQUIRE(f.cache->Evict().ok());  // 6 rows go to the backing store, 4 stay only cached
-  for (uint64_t k = 0; k < 3; ++k) f.Put(k, 2);  // some of them again: still one key each
+  for (uint64_t k = 0; k < 10; ++k) f.Put(k, 1);  // 6 rows go to the backing store, 4 stay
+  for (uint64_t k = 0; k < 3; ++k) f.Put(k, 2);   // some of them again: still one key each
   const StoreStats s = f.cache->stats();
   const StoreStats backing = f.disk->stats();
   CHECK(backing.live_keys == 6);

@@ -26,22 +26,32 @@
 // freq: examples that touched the key, kept across evictions by the backing store) or
 // PassCount(h), the passes that touched the row while it was cached.
 //
-// Costs: Find O(1) expected; Touch, Pin, UnpinPass and PopVictim O(log n) per row (two
-// indexed binary heaps: unpinned and pinned rows). A row costs a 32-byte entry, its 4-byte
-// heap slot and its handle and tag in the key index (HandleTable: about 9 bytes); bytes() adds up
-// what is allocated. Handles are dense (0, 1, ... reused after eviction), so the cache
-// uses a row's handle as its slot in the row arena. Pins of uncached keys wait in a
-// second, 16-byte-entry table, listed by pass so that releasing a pass visits only its
-// keys, until the key is inserted.
+// Costs: Find O(1) expected; Touch, Pin and Insert O(1); UnpinPass one sweep over the
+// entries (clearing a pass's pin bit is cheaper than keeping per-pass lists); PopVictims(n)
+// one sweep and a selection, O(rows), exactly the n first rows of the order, which is how
+// the cache evicts (once per pass, in bulk). PopVictim, one row at a time (the simulator),
+// keeps the best eighth of a sweep sorted plus a heap of the rows changed since, which is
+// exact too (a row unchanged since the sweep and outside that eighth cannot beat any row
+// in it) at O(8 + log n) amortized. There are no heaps to keep in order on every touch: a
+// row costs a 20-byte entry (key, freq, touch stamp, pin bits) and its handle and tag in the
+// key index (HandleTable: about 9 bytes); bytes() adds up what is allocated. Handles are
+// dense (0, 1, ... reused after eviction), so the cache uses a row's handle as its slot in
+// the row arena. A row's last pass is not stored: it is the pass whose first stamp is the
+// last below the row's stamp. Pins of keys not cached go into a Bloom filter per pass (1.75
+// bytes a key), which Insert asks: about 0.2% of inserted keys are taken for pinned by a pass
+// they are not in, and so stay until it is released. Pins only order evictions, so that
+// costs a little DRAM, never a row.
 // Thread safety: none; the cache keeps one policy per lock stripe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "strata/common/handle_table.h"
+#include "strata/mem/bloom_filter.h"
 
 namespace strata {
 
@@ -70,9 +80,9 @@ class CachePolicy {
   // The row's handle, or kNone when the key is not cached.
   Handle Find(uint64_t key) const;
 
-  // Adds an absent key with frequency 0, pinned for the passes PinKey named for it while it
-  // was absent, and returns its handle: the last one freed, else handle_limit() (new).
-  // Callers Touch it next. REQUIRES: Find(key) == kNone.
+  // Adds an absent key with frequency 0, untouched, pinned for the passes PinKey named for
+  // it while it was absent, and returns its handle: the last one freed, else
+  // handle_limit() (new). Callers Touch it next. REQUIRES: Find(key) == kNone.
   Handle Insert(uint64_t key);
 
   // Records an access in the current pass; freq is the row's frequency after the access
@@ -89,7 +99,8 @@ class CachePolicy {
   // Pin for a key, cached or not: an absent key is pinned when it is inserted.
   void PinKey(uint64_t key, int pass);
 
-  // Releases the pins of `pass`. REQUIRES: passes are unpinned in increasing order.
+  // Releases the pins of `pass` and of every pass before it.
+  // REQUIRES: pass > every pass unpinned so far.
   void UnpinPass(int pass);
 
   // Removes the first row of the eviction order and returns it; false when none is left
@@ -97,102 +108,99 @@ class CachePolicy {
   // pins as if its key were absent.
   bool PopVictim(Victim* out, Pins pins = Pins::kKeep);
 
-  uint64_t key(Handle h) const { return entries_[h].key; }
-  uint64_t freq(Handle h) const { return entries_[h].freq; }
-  bool pinned(Handle h) const { return entries_[h].pins != 0; }
+  // Removes the first n rows of the eviction order (fewer when fewer may go), appending
+  // them to *out in no particular order: the rows n PopVictim calls would return. Rows for
+  // which spare(handle) is true are passed over.
+  void PopVictims(size_t n, Pins pins, std::vector<Victim>* out, const std::function<bool(Handle)>& spare = nullptr);
+
+  uint64_t key(Handle h) const { return keys_[h]; }
+  uint64_t freq(Handle h) const { return meta_[h].freq; }
+  bool pinned(Handle h) const { return meta_[h].pins != 0; }
 
   size_t size() const { return index_.size(); }
-  size_t pinned_rows() const { return pinned_heap_.size(); }
+  size_t pinned_rows() const { return pinned_rows_; }
   // Handles are below this (the rows the caller's arena must address).
-  size_t handle_limit() const { return entries_.size(); }
-  // DRAM the policy allocates: entries, heaps, key index, pin lists and pending pins.
+  size_t handle_limit() const { return keys_.size(); }
+  // DRAM the policy allocates: entries, key index, filters of absent pinned keys and the PopVictim order.
   size_t bytes() const;
 
   // Visits every cached row as (key, handle), in no particular order.
   template <typename F>
   void ForEach(F&& visit) const {
-    index_.ForEach([&](Handle h) { visit(entries_[h].key, h); });
+    index_.ForEach([&](Handle h) { visit(keys_[h], h); });
   }
 
-  // Test hook: the touch stamp at which stamps are renumbered (default UINT32_MAX).
+  // Test hook: the touch stamp at which stamps are renumbered (default UINT32_MAX - 1).
   void set_stamp_limit(uint32_t limit) { stamp_limit_ = limit; }
 
  private:
-  static constexpr uint32_t kNotInHeap = UINT32_MAX;
   static constexpr int kNoUse = INT32_MAX;
+  static constexpr uint32_t kFreeStamp = UINT32_MAX;  // marks a freed entry
+  static constexpr uint32_t kUntouched = 0;           // inserted, not touched yet
 
-  // Passes a key is pinned for: bit (p mod kPinWindow) for each pass p, and the newest p.
-  struct PinSet {
-    uint32_t bits = 0;
-    int32_t newest = -1;
-    void Add(int pass);
-    bool Has(int pass) const;
-    void Remove(int pass);
-    // The first pinned pass after `pass`, or kNoUse.
-    int FirstAfter(int pass) const;
-    // Calls f(p) for each pinned pass p.
-    template <typename F>
-    void ForEach(F&& f) const;
-  };
-
-  struct Entry {
-    uint64_t key = 0;
+  struct Meta {
     uint32_t freq = 0;
-    uint32_t stamp = 0;        // order of the last touch; larger is more recent
-    uint32_t pins = 0;         // PinSet bits
-    int32_t newest_pin = -1;   // PinSet newest
-    int32_t last_pass = -1;    // pass of the last touch
-    uint32_t heap_pos = kNotInHeap;
-    PinSet pin_set() const { return PinSet{pins, newest_pin}; }
-    void set_pin_set(const PinSet& s) {
-      pins = s.bits;
-      newest_pin = s.newest;
-    }
+    uint32_t stamp = kUntouched;  // order of the last touch; larger is more recent
+    uint32_t pins = 0;            // bit (p mod kPinWindow) for each pinned pass p
   };
-  static_assert(sizeof(Entry) == 32, "a cached row's policy entry stays 32 bytes");
+  static_assert(sizeof(Meta) == 12, "with its key, a cached row's policy entry is 20 bytes");
 
-  // The pins of a key not cached.
-  struct Pending {
-    uint64_t key = 0;
-    PinSet pins;
+  // A row's place in the eviction order as one comparable value: the larger goes first.
+  // By next use (none, then the farthest), then the lower frequency, then the newer
+  // touch, then the larger handle (so the order is total).
+  struct Rank {
+    uint64_t hi = 0;  // next use << 32 | ~freq
+    uint64_t lo = 0;  // stamp << 32 | handle
+    Handle handle() const { return static_cast<Handle>(lo); }
+    bool operator<(const Rank& o) const { return hi != o.hi ? hi < o.hi : lo < o.lo; }
+    bool operator==(const Rank& o) const { return hi == o.hi && lo == o.lo; }
   };
 
-  auto EntryKeys() const {
-    return [this](Handle h) { return entries_[h].key; };
-  }
-  auto PendingKeys() const {
-    return [this](uint32_t i) { return pending_[i].key; };
+  auto Keys() const {
+    return [this](Handle h) { return keys_[h]; };
   }
 
-  int NextUse(const Entry& e) const { return e.pin_set().FirstAfter(e.last_pass); }
-  // True when a should be evicted before b.
-  bool Before(Handle a, Handle b) const;
-  std::vector<Handle>& HeapOf(Handle h) { return pinned(h) ? pinned_heap_ : heap_; }
-  void AddPending(uint64_t key, const PinSet& pins);
-  void ErasePending(uint32_t i);
+  bool Live(Handle h) const { return meta_[h].stamp != kFreeStamp; }
+  bool MayEvict(Handle h, Pins pins) const { return Live(h) && (pins == Pins::kMayEvict || meta_[h].pins == 0); }
+  Rank RankOf(Handle h) const;
+  // The first pass in pins (oldest first) for which found(pass) is true, or kNoUse.
+  template <typename F>
+  int FindPinnedPass(uint32_t pins, F&& found) const;
+  int NextUse(const Meta& m) const;
+  bool TouchedSince(uint32_t stamp, int pass) const;
+  uint32_t FirstStamp(int pass) const;
+  void NotePinnedPass(int pass);
+  BloomFilter& AbsentPins(int pass);
   uint32_t NextStamp();
   void RenumberStamps();
-  void HeapPush(Handle h);
-  void HeapErase(Handle h);
-  void HeapFix(Handle h);
-  void SiftUp(std::vector<Handle>& heap, uint32_t pos);
-  void SiftDown(std::vector<Handle>& heap, uint32_t pos);
-  void Place(std::vector<Handle>& heap, uint32_t pos, Handle h);
+  void Changed(Handle h);
+  void Sweep(Pins pins);
+  bool Current(const Rank& r) const;
+  void Evict(Handle h, Victim* out);
 
   int pass_ = 0;
   int unpinned_through_ = -1;  // largest pass released by UnpinPass
-  uint32_t clock_ = 0;  // the last stamp given
-  uint32_t stamp_limit_ = UINT32_MAX;
-  std::vector<Entry> entries_;
+  uint32_t clock_ = 0;         // the last stamp given
+  uint32_t stamp_limit_ = UINT32_MAX - 1;
+  uint32_t pass_first_stamp_ = 1;  // the first stamp of pass_
+  // (pass, its first stamp) for the passes begun after unpinned_through_, oldest first.
+  std::vector<std::pair<int, uint32_t>> pass_stamps_ = {{0, 1}};
+  std::vector<int> pinned_passes_;  // passes pinned and not yet unpinned, ascending
+  std::vector<uint64_t> keys_;      // per handle
+  std::vector<Meta> meta_;          // per handle
   std::vector<Handle> free_;
-  HandleTable index_;                // key -> handle
-  std::vector<Handle> heap_;         // unpinned rows; heap_[0] is the next victim
-  std::vector<Handle> pinned_heap_;  // pinned rows, in the same order
-  std::map<int, std::vector<Handle>> pins_;          // pass -> rows pinned for it (may be stale)
-  std::vector<Pending> pending_;                     // absent keys' pins; free ones have no bits
-  std::vector<uint32_t> pending_free_;
-  HandleTable pending_index_;                        // absent key -> index into pending_
-  std::map<int, std::vector<uint64_t>> pending_keys_;  // pass -> keys pending for it (may be stale)
+  HandleTable index_;               // key -> handle
+  size_t pinned_rows_ = 0;
+  // Per pass pinned and not yet unpinned, ascending: the keys pinned for it while not cached.
+  std::vector<std::pair<int, BloomFilter>> absent_pins_;
+  size_t absent_hint_ = 1024;  // keys a pass's filter starts sized for: the most one held
+  // PopVictim's order: the best ranks of the last sweep (best last) and a heap of the ranks
+  // of rows changed since; valid while sweep_valid_, for the rows sweep_pins_ may evict.
+  std::vector<Rank> swept_;
+  std::vector<Rank> changed_;
+  bool sweep_valid_ = false;
+  bool sweep_whole_ = false;  // the sweep kept every row it may evict
+  Pins sweep_pins_ = Pins::kKeep;
 };
 
 }  // namespace strata

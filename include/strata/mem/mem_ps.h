@@ -38,16 +38,19 @@ struct MemPsOptions {
   int stripes = 64;                // lock stripes; the capacity is split evenly among them
   int freq_offset = -1;            // byte offset of the row's u32 frequency; -1: count passes
   int bloom_bits_per_key = 10;     // about 1% false positives
-  // Put, BeginPass and UnpinPass evict down to the budget before they return. Off: only
-  // Evict does, for a caller that evicts (and writes dirty victims) off its critical path.
+  // Put, BeginPass and UnpinPass evict down to the budget before they return. Off: Evict
+  // does, for a caller that evicts (and writes dirty victims) off its critical path; it
+  // evicts below the budget by the rows inserted since the previous Evict, so that the rows
+  // inserted until the next one refill the cache to its budget, not past it. A Put that
+  // takes a stripe over the budget all the same evicts that stripe.
   bool evict_in_calls = true;
 };
 
-// DRAM bytes a cached row costs beyond its row_bytes: its 32-byte policy entry (key, freq,
-// touch stamp, pins, heap position), its handle and tag in the key index (about 9 bytes at the
-// index's average load), its heap slot and its flags byte. Capacity counts rows at
-// row_bytes + this; MemPsStats::resident_bytes reports what is actually allocated.
-constexpr size_t kMemPsRowOverheadBytes = 46;
+// DRAM bytes a cached row costs beyond its row_bytes: its 20-byte policy entry (key, freq,
+// touch stamp, pin bits), its handle and tag in the key index (about 9 bytes at the index's
+// average load) and its flags byte. Capacity counts rows at row_bytes + this;
+// MemPsStats::resident_bytes reports what is actually allocated.
+constexpr size_t kMemPsRowOverheadBytes = 30;
 
 struct MemPsStats {
   uint64_t hits = 0;              // Get keys answered from the cache
