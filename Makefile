@@ -50,6 +50,15 @@ HDF5_LIBS   := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
 CXXFLAGS := -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) -MMD -MP
 LDLIBS   := $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -lfmt -lz -luring -pthread
 
+# Parquet input: Arrow's C++ reader from the pyarrow wheel that make deps unpacks
+# (scripts/install-arrow.sh); without it the build reads no Parquet and says so.
+ARROW_DIR := deps/python/pyarrow
+ARROW_SOS := $(wildcard $(ARROW_DIR)/libarrow.so.* $(ARROW_DIR)/libparquet.so.*)
+ifneq ($(and $(ARROW_SOS),$(wildcard $(ARROW_DIR)/include/parquet)),)
+  ARROW_CFLAGS := -DSTRATA_WITH_PARQUET=1 -isystem $(ARROW_DIR)/include
+  LDLIBS += -L$(ARROW_DIR) $(addprefix -l:,$(notdir $(ARROW_SOS))) -Wl,-rpath,$(abspath $(ARROW_DIR))
+endif
+
 LIB_SRCS := $(filter-out src/main.cpp,$(shell find src -name '*.cpp' | sort))
 LIB_OBJS := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 
@@ -87,6 +96,10 @@ $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(@D)
 	@echo "CXX  $<"
 	@$(CXX) $(CXXFLAGS) -c $< -o $@
+
+# Only the Parquet stream sees Arrow's headers; it rebuilds when make deps brings them.
+$(BUILD)/obj/src/data/parquet_stream.o: CXXFLAGS += $(ARROW_CFLAGS)
+$(BUILD)/obj/src/data/parquet_stream.o: $(wildcard deps/python/.complete-*)
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)

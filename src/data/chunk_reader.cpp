@@ -31,22 +31,29 @@ bool ChunkReader::ParseRow(std::string_view line, Batch* out, std::string* reaso
 
 ChunkReader::~ChunkReader() = default;
 
-// Opens the current piece's file at its first line (gzip: decompresses and skips to it).
+// Opens the current piece's file at its first line (gzip: decompresses and skips to it;
+// Parquet: starts at its row group and skips to it).
 Status ChunkReader::OpenPiece() {
   const ShardPiece& piece = pieces_[piece_];
   const InputFile& file = plan_.files()[piece.file];
-  if (file.gzip) {
-    STRATA_RETURN_IF_ERROR(lines_->Open(file.path, true));
-    std::string_view line;
-    bool has_line = false;
-    for (uint64_t i = 0; i < piece.first_line; ++i) {
-      STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
-      if (!has_line) {
-        return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
-      }
-    }
-  } else {
-    STRATA_RETURN_IF_ERROR(lines_->Open(file.path, false, piece.begin_byte, piece.end_byte));
+  uint64_t skipped = piece.first_line;
+  switch (file.encoding) {
+    case FileEncoding::kPlain:
+      STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding, piece.begin_byte, piece.end_byte));
+      break;
+    case FileEncoding::kGzip:
+      STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding));
+      skipped = 0;
+      break;
+    case FileEncoding::kParquet:
+      STRATA_RETURN_IF_ERROR(lines_->OpenParquet(file.path, delimiter(), piece.first_line, &skipped));
+      break;
+  }
+  std::string_view line;
+  bool has_line = false;
+  for (uint64_t i = skipped; i < piece.first_line; ++i) {
+    STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
+    if (!has_line) return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
   }
   piece_open_ = true;
   piece_done_ = 0;
@@ -117,10 +124,16 @@ Status ChunkReader::SkipLines(uint64_t n) {
 }
 
 Status CheckHeaders(const ShardPlan& plan, const InputSchema& schema) {
-  if (!schema.header) return Status::OK();
   for (const InputFile& file : plan.files()) {
+    const bool parquet = file.encoding == FileEncoding::kParquet;
+    if (parquet && !schema.header) {
+      return Status::InvalidArgument(file.path + " is a Parquet file: read it with a --schema whose columns are named (header)");
+    }
+    if (!schema.header) continue;
     data_internal::LineReader lines(size_t{1} << 16);  // a header's worth; it grows for a longer line
-    STRATA_RETURN_IF_ERROR(lines.Open(file.path, file.gzip));
+    uint64_t skipped = 0;
+    STRATA_RETURN_IF_ERROR(parquet ? lines.OpenParquet(file.path, schema.delimiter, 0, &skipped)
+                                   : lines.Open(file.path, file.encoding));
     std::string_view line;
     bool has_line = false;
     STRATA_RETURN_IF_ERROR(lines.Next(&line, &has_line));

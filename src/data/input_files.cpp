@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace strata {
 namespace {
@@ -60,10 +61,10 @@ Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::s
   return Status::OK();
 }
 
-Status IsGzipFile(const std::string& path, bool* gzip) {
+Status DetectEncoding(const std::string& path, FileEncoding* encoding) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open input file " + path, errno);
-  unsigned char magic[2] = {0, 0};
+  unsigned char magic[4] = {0, 0, 0, 0};
   ssize_t got;
   do {
     got = ::pread(fd, magic, sizeof(magic), 0);
@@ -71,7 +72,9 @@ Status IsGzipFile(const std::string& path, bool* gzip) {
   int err = errno;
   ::close(fd);
   if (got < 0) return ErrnoStatus("cannot read input file " + path, err);
-  *gzip = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  *encoding = FileEncoding::kPlain;
+  if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) *encoding = FileEncoding::kGzip;
+  if (got == 4 && std::memcmp(magic, "PAR1", 4) == 0) *encoding = FileEncoding::kParquet;
   return Status::OK();
 }
 

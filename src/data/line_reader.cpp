@@ -11,23 +11,32 @@
 
 namespace strata::data_internal {
 
-Status ByteSource::Open(const std::string& path, bool gzip, uint64_t begin, uint64_t end) {
-  assert(!gzip || begin == 0);
+Status ByteSource::Open(const std::string& path, FileEncoding encoding, uint64_t begin, uint64_t end) {
+  assert(encoding != FileEncoding::kParquet);
+  assert(encoding != FileEncoding::kGzip || begin == 0);
   Close();
   path_ = path;
   offset_ = begin;
   end_ = end;
-  is_gzip_ = gzip;
-  if (gzip) return gzip_.Open(path);
+  encoding_ = encoding;
+  if (encoding == FileEncoding::kGzip) return gzip_.Open(path);
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) return ErrnoStatus("cannot open input file " + path, errno);
   ::posix_fadvise(fd_, static_cast<off_t>(begin), 0, POSIX_FADV_SEQUENTIAL);
   return Status::OK();
 }
 
+Status ByteSource::OpenParquet(const std::string& path, char delimiter, uint64_t first_line, uint64_t* skipped) {
+  Close();
+  path_ = path;
+  encoding_ = FileEncoding::kParquet;
+  return parquet_.Open(path, delimiter, first_line, skipped);
+}
+
 Status ByteSource::Read(char* buf, size_t n, size_t* got) {
   *got = 0;
-  if (is_gzip_) return gzip_.Read(buf, n, got);
+  if (encoding_ == FileEncoding::kGzip) return gzip_.Read(buf, n, got);
+  if (encoding_ == FileEncoding::kParquet) return parquet_.Read(buf, n, got);
   if (fd_ < 0 || offset_ >= end_) return Status::OK();
   size_t want = static_cast<size_t>(std::min<uint64_t>(n, end_ - offset_));
   ssize_t r;
@@ -42,16 +51,24 @@ Status ByteSource::Read(char* buf, size_t n, size_t* got) {
 
 void ByteSource::Close() {
   gzip_.Close();
+  parquet_.Close();
   if (fd_ >= 0) ::close(fd_);
-  is_gzip_ = false;
+  encoding_ = FileEncoding::kPlain;
   fd_ = -1;
 }
 
-Status LineReader::Open(const std::string& path, bool gzip, uint64_t begin, uint64_t end) {
+Status LineReader::Open(const std::string& path, FileEncoding encoding, uint64_t begin, uint64_t end) {
   pos_ = 0;
   size_ = 0;
   eof_ = false;
-  return source_.Open(path, gzip, begin, end);
+  return source_.Open(path, encoding, begin, end);
+}
+
+Status LineReader::OpenParquet(const std::string& path, char delimiter, uint64_t first_line, uint64_t* skipped) {
+  pos_ = 0;
+  size_ = 0;
+  eof_ = false;
+  return source_.OpenParquet(path, delimiter, first_line, skipped);
 }
 
 // Moves the unread tail to the front (growing the buffer when one line fills it) and reads.

@@ -1,6 +1,7 @@
-// LineReader: buffered line-at-a-time reading of one input file, plain or gzip, for the
-// shard planner and the chunk reader. A plain file is read with pread from a byte range; a
-// gzip file is decompressed from its start (GzipStream). Lines come back as views into an
+// LineReader: buffered line-at-a-time reading of one input file, plain, gzip or Parquet,
+// for the shard planner and the chunk reader. A plain file is read with pread from a byte
+// range; a gzip file is decompressed from its start (GzipStream); a Parquet file is printed
+// as delimited text from a row group on (ParquetStream). Lines come back as views into an
 // internal buffer (no copy, no allocation per line). Not thread-safe; one per thread.
 #pragma once
 
@@ -12,14 +13,17 @@
 #include <vector>
 
 #include "data/gzip_stream.h"
+#include "data/parquet_stream.h"
 #include "strata/common/status.h"
+#include "strata/data/shard_plan.h"
 
 namespace strata::data_internal {
 
 inline constexpr uint64_t kToEnd = std::numeric_limits<uint64_t>::max();
 inline constexpr size_t kReadBufferBytes = size_t{4} << 20;
 
-// A stream of raw bytes: [begin, end) of a plain file, or all of a gzip file's content.
+// A stream of raw bytes: [begin, end) of a plain file, all of a gzip file's content, or a
+// Parquet file's text from a row group on.
 class ByteSource {
  public:
   ByteSource() = default;
@@ -27,8 +31,11 @@ class ByteSource {
   ByteSource& operator=(const ByteSource&) = delete;
   ~ByteSource() { Close(); }
 
-  // REQUIRES: for gzip, begin == 0 (compressed streams cannot seek cheaply).
-  Status Open(const std::string& path, bool gzip, uint64_t begin, uint64_t end);
+  // REQUIRES: encoding is not Parquet; for gzip, begin == 0 (compressed streams cannot
+  // seek cheaply).
+  Status Open(const std::string& path, FileEncoding encoding, uint64_t begin, uint64_t end);
+  // At line first_line of the file's text or before (ParquetStream::Open).
+  Status OpenParquet(const std::string& path, char delimiter, uint64_t first_line, uint64_t* skipped);
   // Reads up to n bytes into buf; *got == 0 means the end of the range or file.
   Status Read(char* buf, size_t n, size_t* got);
   void Close();
@@ -37,7 +44,8 @@ class ByteSource {
   std::string path_;
   int fd_ = -1;
   GzipStream gzip_;
-  bool is_gzip_ = false;
+  ParquetStream parquet_;
+  FileEncoding encoding_ = FileEncoding::kPlain;
   uint64_t offset_ = 0;
   uint64_t end_ = 0;
 };
@@ -46,7 +54,8 @@ class LineReader {
  public:
   explicit LineReader(size_t buffer_bytes = kReadBufferBytes) : buffer_(buffer_bytes) {}
 
-  Status Open(const std::string& path, bool gzip, uint64_t begin = 0, uint64_t end = kToEnd);
+  Status Open(const std::string& path, FileEncoding encoding, uint64_t begin = 0, uint64_t end = kToEnd);
+  Status OpenParquet(const std::string& path, char delimiter, uint64_t first_line, uint64_t* skipped);
   // Sets *line to the next line, without its '\n' and without a trailing '\r', valid until
   // the next call; the last line of a file needs no '\n'. *has_line = false at the end.
   Status Next(std::string_view* line, bool* has_line);

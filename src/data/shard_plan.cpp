@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "data/line_reader.h"
+#include "data/parquet_stream.h"
 #include "strata/common/hash.h"
 #include "strata/data/input_files.h"
 
@@ -38,11 +39,23 @@ uint64_t CountNewlines(const char* p, size_t n) {
   return count;
 }
 
+// A Parquet file's lines, read from its footer: its header line and one a row.
+Status ScanParquet(const std::string& path, InputFile* info) {
+  uint64_t rows = 0;
+  STRATA_RETURN_IF_ERROR(data_internal::ParquetRowCount(path, &rows));
+  std::error_code ec;
+  info->bytes = std::filesystem::file_size(path, ec);
+  if (ec) return Status::IOError("cannot read input file " + path + ": " + ec.message());
+  info->lines = 1 + rows;
+  return Status::OK();
+}
+
 Status ScanFile(const std::string& path, std::vector<char>* buf, FileScan* scan) {
   scan->info.path = path;
-  STRATA_RETURN_IF_ERROR(IsGzipFile(path, &scan->info.gzip));
+  STRATA_RETURN_IF_ERROR(DetectEncoding(path, &scan->info.encoding));
+  if (scan->info.encoding == FileEncoding::kParquet) return ScanParquet(path, &scan->info);
   ByteSource source;
-  STRATA_RETURN_IF_ERROR(source.Open(path, scan->info.gzip, 0, kToEnd));
+  STRATA_RETURN_IF_ERROR(source.Open(path, scan->info.encoding, 0, kToEnd));
   uint64_t newlines = 0;
   uint64_t offset = 0;
   char last = '\n';
@@ -50,7 +63,7 @@ Status ScanFile(const std::string& path, std::vector<char>* buf, FileScan* scan)
     size_t got = 0;
     STRATA_RETURN_IF_ERROR(source.Read(buf->data(), buf->size(), &got));
     if (got == 0) break;
-    if (!scan->info.gzip) {
+    if (scan->info.encoding == FileEncoding::kPlain) {
       scan->seg_offset.push_back(offset);
       scan->seg_newlines.push_back(newlines);
     }
@@ -83,7 +96,7 @@ Status LineStart(const FileScan& scan, uint64_t line, std::vector<char>* buf, ui
   uint64_t begin = scan.seg_offset[seg];
   uint64_t end = scan.seg_offset[seg + 1];
   ByteSource source;
-  STRATA_RETURN_IF_ERROR(source.Open(scan.info.path, false, begin, end));
+  STRATA_RETURN_IF_ERROR(source.Open(scan.info.path, FileEncoding::kPlain, begin, end));
   uint64_t need = line - scan.seg_newlines[seg];
   uint64_t pos = begin;
   for (;;) {
@@ -159,7 +172,7 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardP
       piece.file = static_cast<uint32_t>(f);
       piece.first_line = lo - file_start;
       piece.num_lines = std::min(hi, file_start + s.info.lines) - lo;
-      if (!s.info.gzip) {
+      if (s.info.encoding == FileEncoding::kPlain) {
         STRATA_RETURN_IF_ERROR(LineStart(s, piece.first_line, &buf, &piece.begin_byte));
         STRATA_RETURN_IF_ERROR(LineStart(s, piece.first_line + piece.num_lines, &buf, &piece.end_byte));
       }

@@ -77,7 +77,7 @@ std::string ShardPlan::Serialize() const {
   w.Put(static_cast<uint32_t>(files_.size()));
   for (const InputFile& f : files_) {
     w.PutBytes(f.path);
-    w.Put(static_cast<uint8_t>(f.gzip ? 1 : 0));
+    w.Put(static_cast<uint8_t>(f.encoding));
     w.Put(f.lines);
     w.Put(f.bytes);
   }
@@ -106,7 +106,9 @@ Status ShardPlan::Deserialize(const std::string& bytes, ShardPlan* out) {
   for (uint32_t i = 0; i < num_files && r.ok(); ++i) {
     InputFile f;
     f.path = r.GetBytes();
-    f.gzip = r.Get<uint8_t>() != 0;
+    const uint8_t encoding = r.Get<uint8_t>();
+    if (encoding > static_cast<uint8_t>(FileEncoding::kParquet)) return Bad("unknown file encoding");
+    f.encoding = static_cast<FileEncoding>(encoding);
     f.lines = r.Get<uint64_t>();
     f.bytes = r.Get<uint64_t>();
     plan.total_lines_ += f.lines;

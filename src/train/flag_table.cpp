@@ -134,7 +134,7 @@ std::vector<FlagDef> DataFlags() {
   return {
       Required(PathList(Flag("train", data, "PATH...", "training inputs: files or globs, plain or gzip; repeat the flag or comma-separate"), &O::train)),
       PathList(Flag("eval", data, "PATH...", "evaluation inputs, as for --train; without them no evaluation runs"), &O::eval),
-      Words(Flag("format", data, "WORD", "input format: Criteo TSV (label, 13 integers, 26 hex tokens; empty fields allowed)"), &O::format, {{"criteo", "criteo"}}),
+      Words(Flag("format", data, "WORD", "input format: criteo (TSV: label, 13 integers, 26 hex tokens; empty fields allowed) or parquet (Apache Parquet files, columns as --schema names them)"), &O::format, {{"criteo", "criteo"}, {"parquet", "parquet"}}),
       Text(Flag("schema", data, "FILE", "input layout from a schema file (CSV or TSV, header, column roles; see configs/*.schema), instead of --format"), &O::schema_file),
       Number(Flag("max-bad-rows", data, "N", "malformed rows tolerated (job-wide) before the run fails"), &O::max_bad_rows, AtLeast(0)),
   };

@@ -22,7 +22,15 @@ namespace {
 
 // Rank 0 expands the globs, plans the shards and checks the files' headers against the
 // schema; every rank receives the same plan.
-Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, const InputSchema& schema,
+// --format parquet: every input file is Parquet.
+Status CheckAllParquet(const ShardPlan& plan) {
+  for (const InputFile& f : plan.files()) {
+    if (f.encoding != FileEncoding::kParquet) return Status::InvalidArgument("--format parquet: " + f.path + " is not a Parquet file");
+  }
+  return Status::OK();
+}
+
+Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, const TrainOptions& o,
                  ShardPlan* plan) {
   std::string bytes;
   Status local;
@@ -30,7 +38,8 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
     std::vector<std::string> files;
     local = ExpandInputs(patterns, &files);
     if (local.ok()) local = PlanShards(files, workers, plan);
-    if (local.ok()) local = CheckHeaders(*plan, schema);
+    if (local.ok() && o.format == "parquet") local = CheckAllParquet(*plan);
+    if (local.ok()) local = CheckHeaders(*plan, o.input);
     if (local.ok()) bytes = plan->Serialize();
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
@@ -137,9 +146,9 @@ Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o.input, &out->train_plan));
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o, &out->train_plan));
   out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o.input, &out->eval_plan));
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o, &out->eval_plan));
   if (comm->rank() == 0) PrintStartLine(program, o, *comm, *out);
   return Status::OK();
 }

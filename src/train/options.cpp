@@ -148,6 +148,9 @@ Status CheckCombination(const TrainOptions& o) {
 
 // The input layout decides the model's slots and dense features.
 Status LoadInputSchema(TrainOptions* o) {
+  if (o->format == "parquet" && o->schema_file.empty()) {
+    return Status::InvalidArgument("--format parquet needs --schema FILE naming the files' columns (configs/*.schema)");
+  }
   if (o->schema_file.empty()) {
     o->input = CriteoSchema();
   } else {

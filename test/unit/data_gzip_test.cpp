@@ -23,7 +23,7 @@ std::string Lines(int first, int count) {
 // Reads every line of path; returns the reader's status and the lines read until then.
 Status ReadAll(const std::string& path, std::vector<std::string>* lines) {
   LineReader reader(64);  // small, so the buffer grows and refills many times
-  STRATA_RETURN_IF_ERROR(reader.Open(path, /*gzip=*/true));
+  STRATA_RETURN_IF_ERROR(reader.Open(path, FileEncoding::kGzip));
   for (;;) {
     std::string_view line;
     bool has_line = false;

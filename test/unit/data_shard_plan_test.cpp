@@ -93,13 +93,13 @@ TEST_CASE("data: plain pieces start and end on line boundaries") {
   std::vector<std::string> files = MakeInputs(dir);
   ShardPlan plan;
   REQUIRE(PlanShards(files, 7, &plan).ok());
-  CHECK(plan.files()[2].gzip);
-  CHECK(plan.files()[3].gzip);  // detected by magic bytes, not by name
-  CHECK_FALSE(plan.files()[4].gzip);
+  CHECK(plan.files()[2].encoding == FileEncoding::kGzip);
+  CHECK(plan.files()[3].encoding == FileEncoding::kGzip);  // detected by magic bytes, not by name
+  CHECK(plan.files()[4].encoding == FileEncoding::kPlain);
   for (int w = 0; w < 7; ++w) {
     for (const ShardPiece& p : plan.chunk(w)) {
       const InputFile& f = plan.files()[p.file];
-      if (f.gzip) {
+      if (f.encoding == FileEncoding::kGzip) {
         CHECK(p.begin_byte == 0);
         CHECK(p.end_byte == 0);
         continue;
@@ -142,13 +142,13 @@ TEST_CASE("data: input expansion of files and globs") {
   REQUIRE(ExpandInputs({dir.File("e.tsv"), dir.File("[a-c].tsv*")}, &files).ok());
   CHECK(files == std::vector<std::string>{dir.File("e.tsv"), dir.File("a.tsv"), dir.File("b.tsv"),
                                           dir.File("c.tsv.gz")});
-  bool gzip = true;
-  REQUIRE(IsGzipFile(dir.File("a.tsv"), &gzip).ok());
-  CHECK_FALSE(gzip);
-  REQUIRE(IsGzipFile(dir.File("d.tsv"), &gzip).ok());
-  CHECK(gzip);
-  REQUIRE(IsGzipFile(dir.File("b.tsv"), &gzip).ok());
-  CHECK_FALSE(gzip);
+  FileEncoding encoding = FileEncoding::kParquet;
+  REQUIRE(DetectEncoding(dir.File("a.tsv"), &encoding).ok());
+  CHECK(encoding == FileEncoding::kPlain);
+  REQUIRE(DetectEncoding(dir.File("d.tsv"), &encoding).ok());
+  CHECK(encoding == FileEncoding::kGzip);
+  REQUIRE(DetectEncoding(dir.File("b.tsv"), &encoding).ok());
+  CHECK(encoding == FileEncoding::kPlain);
 }
 
 TEST_CASE("data: missing, unmatched and empty inputs give errors naming them") {

@@ -71,6 +71,7 @@ class ChunkReader {
   Status NextLine(std::string_view* line, bool* has_line, uint64_t* line_no);
   bool ParseRow(std::string_view line, Batch* out, std::string* reason) const;
   std::string FileOfPiece() const;
+  char delimiter() const { return schema_ ? schema_->delimiter : '\t'; }
 
   const ShardPlan& plan_;
   const std::vector<ShardPiece>& pieces_;
@@ -87,7 +88,8 @@ class ChunkReader {
 };
 
 // Rank 0 at start-up: every file of a schema with a header names the schema's columns, so
-// a wrong schema fails before the first pass, naming the file.
+// a wrong schema fails before the first pass, naming the file; a Parquet file needs such a
+// schema (its columns are named).
 Status CheckHeaders(const ShardPlan& plan, const InputSchema& schema);
 
 }  // namespace strata

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/common/status.h"
+#include "strata/data/shard_plan.h"
 
 namespace strata {
 
@@ -18,8 +19,9 @@ namespace strata {
 // REQUIRES: files != nullptr.
 Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::string>* files);
 
-// Sets *gzip to whether the file starts with the gzip magic bytes (1f 8b), whatever its
-// name. An empty or one-byte file is plain. Errors: the file cannot be opened or read.
-Status IsGzipFile(const std::string& path, bool* gzip);
+// Sets *encoding from the file's first bytes, whatever its name: gzip's magic (1f 8b),
+// Parquet's ("PAR1"), else plain (a file shorter than a magic is plain). Errors: the file
+// cannot be opened or read.
+Status DetectEncoding(const std::string& path, FileEncoding* encoding);
 
 }  // namespace strata

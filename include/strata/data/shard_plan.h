@@ -15,11 +15,20 @@
 
 namespace strata {
 
+// How a file's lines are stored, told by its first bytes, never by its name.
+enum class FileEncoding : uint8_t {
+  kPlain = 0,
+  kGzip = 1,     // one or more gzip members (1f 8b)
+  kParquet = 2,  // Apache Parquet ("PAR1"): each row read as a line of text (parquet_stream.h)
+};
+
 struct InputFile {
   std::string path;
-  bool gzip = false;   // by magic bytes, not by name
-  uint64_t lines = 0;  // '\n'-terminated lines, plus a last unterminated one if any
-  uint64_t bytes = 0;  // content bytes (uncompressed size for gzip)
+  FileEncoding encoding = FileEncoding::kPlain;
+  // '\n'-terminated lines, plus a last unterminated one if any. Parquet: 1 (its header,
+  // the column names) + rows.
+  uint64_t lines = 0;
+  uint64_t bytes = 0;  // content bytes (uncompressed size for gzip, file size for Parquet)
 
   bool operator==(const InputFile&) const = default;
 };
@@ -30,7 +39,8 @@ struct ShardPiece {
   uint64_t first_line = 0;  // 0-based line index within the file
   uint64_t num_lines = 0;   // >= 1
   // Plain files: [begin_byte, end_byte) holds exactly these lines (aligned to line starts).
-  // Gzip files: both 0; the reader decompresses from the start and skips first_line lines.
+  // Gzip and Parquet files: both 0; the reader starts at line 0 and skips first_line lines
+  // (Parquet: it decodes only the row groups from the one holding first_line on).
   uint64_t begin_byte = 0;
   uint64_t end_byte = 0;
 
@@ -48,7 +58,7 @@ class ShardPlan {
 
   // Byte string for MPI_Bcast; Deserialize(Serialize()) gives an equal plan.
   //   "SSPL" magic | u32 version=1 | u32 num_files | per file: u32 path_len, path bytes,
-  //   u8 gzip, u64 lines, u64 bytes | u32 num_workers | per worker: u32 num_pieces, per
+  //   u8 encoding, u64 lines, u64 bytes | u32 num_workers | per worker: u32 num_pieces, per
   //   piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte, u64 end_byte
   // (little-endian, no padding). Deserialize checks sizes, indices and line totals and
   // returns Corruption on any mismatch.
@@ -65,7 +75,8 @@ class ShardPlan {
   uint64_t total_lines_ = 0;
 };
 
-// Scans every file once (a memchr newline count; gzip files are decompressed) and splits
+// Scans every file once (a memchr newline count; gzip files are decompressed; Parquet files
+// give their row count from their footer) and splits
 // their N lines into num_workers chunks as described above. Blank lines count as lines (the
 // reader skips them). Errors: no files, num_workers < 1, an unreadable or corrupt file, or
 // N == 0 ("no examples in <files>").
