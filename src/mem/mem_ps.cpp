@@ -443,11 +443,7 @@ class MemPsImpl final : public MemPs {
 
   // Records n keys as written to the backing store.
   void Written(const uint64_t* keys, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      Stripe& s = StripeOf(keys[i]);
-      std::lock_guard lock(s.mu);
-      s.bloom.Add(keys[i]);
-    }
+    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) { s.bloom.Add(keys[i]); });
     rows_flushed_ += n;
     ++flush_batches_;
   }

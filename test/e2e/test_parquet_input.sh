@@ -5,7 +5,7 @@
 # run resumed from a checkpoint whose position lies inside a row group ends the same; bad
 # inputs fail naming the file:
 # a CSV given as --format parquet, Parquet without a named-column schema, a truncated
-# Parquet file, --format parquet without --schema.
+# Parquet file, --format parquet without --schema. strata-predict scores Parquet as its CSV.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 PYARROW=deps/python
@@ -66,6 +66,15 @@ same_as_csv() {  # NAME CSV-RUN: eval metrics and rows equal the CSV run's
 same_as_csv strings csv
 same_as_csv typed csv2
 echo "ok: Parquet (strings; typed, dictionary, two files) trains bitwise the model of the CSV, 2 ranks x 2 workers"
+
+# strata-predict scores the Parquet eval file as it scores its CSV.
+PREDICT="$BUILD/strata-predict"
+for input in eval.csv eval-typed-1.parquet; do
+  run_logged "$dir/predict-$input.log" "strata-predict on $input" "$PREDICT" --checkpoint "$dir/ck-typed" \
+    --input "$dir/$input" --out "$dir/p-$input.txt"
+done
+cmp -s "$dir/p-eval.csv.txt" "$dir/p-eval-typed-1.parquet.txt" || die "strata-predict: Parquet and CSV predictions differ"
+echo "ok: strata-predict scores the Parquet eval file bitwise as its CSV ($(wc -l <"$dir/p-eval.csv.txt") rows)"
 
 # Resumed from the checkpoint after pass 3, whose data position lies inside a row group.
 third=$(ls -d "$dir"/ck-typed/ckpt-* | sed -n 3p)

@@ -40,9 +40,9 @@ PredictArgs ParseArgs(int argc, char** argv) {
   cxxopts::Options options("strata-predict", "Scores input files with a checkpoint's model.");
   options.add_options()
       ("checkpoint", "a checkpoint, or a checkpoint directory (its LATEST)", cxxopts::value<std::string>())
-      ("input", "input files (plain or gzip), comma-separated or repeated", cxxopts::value<std::vector<std::string>>())
+      ("input", "input files (plain, gzip or Parquet), comma-separated or repeated", cxxopts::value<std::vector<std::string>>())
       ("schema", "input layout from a schema file (default: the training run's)", cxxopts::value<std::string>())
-      ("format", "built-in input layout (criteo)", cxxopts::value<std::string>())
+      ("format", "criteo (the built-in layout) or parquet (Parquet files, columns as the schema names them)", cxxopts::value<std::string>())
       ("out", "output file: one probability per input row", cxxopts::value<std::string>())
       ("batch-size", "examples per batch (default: the training run's)", cxxopts::value<int>())
       ("threads", "CPU threads per rank; 0: cores / ranks on the node", cxxopts::value<int>()->default_value("0"))
@@ -58,7 +58,9 @@ PredictArgs ParseArgs(int argc, char** argv) {
   a.out = r["out"].as<std::string>();
   if (r.count("schema")) a.schema = r["schema"].as<std::string>();
   if (r.count("format")) a.format = r["format"].as<std::string>();
-  if (a.format != "criteo") BadFlag("--format: '" + a.format + "' is not criteo (use --schema FILE for other layouts)");
+  if (a.format != "criteo" && a.format != "parquet") {
+    BadFlag("--format: '" + a.format + "' is not criteo or parquet (use --schema FILE for other layouts)");
+  }
   if (r.count("batch-size")) a.batch_size = r["batch-size"].as<int>();
   a.threads = r["threads"].as<int>();
   a.unlabeled = r.count("unlabeled") > 0;
@@ -93,7 +95,11 @@ Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const 
                                                "that divides it (not {})", meta.workers, comm.size()));
   }
   o->workers_per_rank = meta.workers / comm.size();
-  const std::string schema = a.schema.empty() && a.format == "criteo" ? RecordedFlag(meta.flags, "schema") : a.schema;
+  o->format = a.format;
+  const std::string schema = a.schema.empty() ? RecordedFlag(meta.flags, "schema") : a.schema;
+  if (schema.empty() && a.format == "parquet") {
+    return Status::InvalidArgument("--format parquet needs --schema FILE (the checkpoint's run named none)");
+  }
   if (!schema.empty()) STRATA_RETURN_IF_ERROR(ReadSchemaFile(schema, &o->input));
   if (a.unlabeled) o->input = WithoutLabel(o->input);
   if (o->input.num_slots() != meta.model.num_slots || o->input.num_dense != meta.model.num_dense) {
