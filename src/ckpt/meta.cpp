@@ -210,6 +210,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "train_input", meta.train_input, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "input_schema", meta.input_schema, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "slot_names", meta.slot_names, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "batch_size", H5T_NATIVE_INT, &copy.batch_size, path));
   for (const RootField& f : RootFields(&copy)) {
     STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -242,6 +243,10 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
                                     std::pair{"input_schema", &meta->input_schema},
                                     std::pair{"slot_names", &meta->slot_names}}) {
     if (h5::HasAttr(file.get(), name)) STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), name, path, value));
+  }
+  if (h5::HasAttr(file.get(), "batch_size")) {
+    STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), "batch_size", H5T_NATIVE_INT, &meta->batch_size, path));
+    if (meta->batch_size < 0) return Status::Corruption(path + ": batch_size " + std::to_string(meta->batch_size));
   }
   for (const RootField& f : RootFields(meta)) {
     STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), f.name, f.type, f.value, path));

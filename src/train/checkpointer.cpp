@@ -36,6 +36,7 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   meta.flags = o_.command_line;
   meta.train_input = train_input_;
   meta.input_schema = o_.input.text;
+  meta.batch_size = o_.batch_size;
   for (const std::string& name : o_.input.slot_names) meta.slot_names += name + "\n";
   meta.model = o_.model;
   meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};

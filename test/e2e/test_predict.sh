@@ -3,7 +3,7 @@
 # without mpirun and on 2 ranks, writing one probability per row in input order; its AUC
 # and logloss are bitwise the trainer's eval metrics from the same checkpoint (the same
 # batches, the same model); the file without its label column (--unlabeled) scores the
-# same. A schema run's checkpoint is scored with the schema it recorded, and
+# same. A schema run's checkpoint is scored with the schema it holds (the file removed), and
 # strata-inspect summary names its slots. tools/python/strata_torch.py loads both
 # checkpoints into a torch.nn.Module whose probabilities agree with strata-predict's to
 # 1e-5. Bad use: a layout unlike the model's, a rank count that does not divide W.
@@ -50,10 +50,12 @@ to_csv "$dir/data/eval.tsv" >"$dir/eval.csv"
 printf 'delimiter comma\nheader yes\ncolumn y label\ncolumn a numeric log1p\ncolumn b categorical\ncolumn c multihot | mean\ncolumn t time %%Y-%%m-%%d %%H:%%M:%%S\ncolumn p bucketize 1,10,100\ncolumn r numeric raw\n' >"$dir/s.schema"
 run_logged "$dir/train-csv.log" "training on the CSV" "$TRAIN" --config configs/tiny.flags --schema "$dir/s.schema" \
   --threads 1 --train "$dir/train.csv" --eval "$dir/eval.csv" --checkpoint-dir "$dir/ck-csv" --metrics-out "$dir/csv.jsonl"
+mv "$dir/s.schema" "$dir/s.schema.away"  # the checkpoint carries its schema: no file needed to score
 run_logged "$dir/p3.log" "strata-predict on the CSV" "$PREDICT" --checkpoint "$dir/ck-csv" --input "$dir/eval.csv" \
   --out "$dir/p3.tsv" --threads 1
+mv "$dir/s.schema.away" "$dir/s.schema"
 same_metrics "$dir/p3.log" "$dir/csv.jsonl"
-echo "ok: a schema run's checkpoint scores its CSV with the recorded schema, bitwise the trainer's evaluation"
+echo "ok: a schema run's checkpoint scores its CSV with its own schema (the file gone), bitwise the trainer's evaluation"
 "$INSPECT" summary "$dir/ck-csv" >"$dir/summary.txt" || die_with_log "$dir/summary.txt" "strata-inspect summary failed"
 for want in "mean-pooled slots 1" "input        1 file, 8001 lines" "slot 2 .* rows  t.hour" "slot 4 .* rows  p"; do
   grep -qE "$want" "$dir/summary.txt" || die_with_log "$dir/summary.txt" "the summary lacks /$want/"

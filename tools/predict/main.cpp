@@ -81,6 +81,31 @@ std::string RecordedFlag(const std::string& flags, const std::string& name) {
   return value;
 }
 
+// Checkpoints of older builds record the batch size only in their command line.
+int RecordedBatchSize(const ckpt::CheckpointMeta& meta, int fallback) {
+  const std::string batch = RecordedFlag(meta.flags, "batch-size");
+  return batch.empty() ? fallback : std::stoi(batch);
+}
+
+// The input layout: --schema FILE, else the checkpoint's own schema text (so a checkpoint
+// copied to another machine needs no schema file), else (older builds) the schema file its
+// run named, else the built-in Criteo layout.
+Status InputLayout(const PredictArgs& a, const ckpt::CheckpointMeta& meta, InputSchema* out) {
+  if (!a.schema.empty()) return ReadSchemaFile(a.schema, out);
+  if (!meta.input_schema.empty()) {
+    if (meta.input_schema == CriteoSchema().text) {  // --format criteo: keep its fast path
+      *out = CriteoSchema();
+      return Status::OK();
+    }
+    return ParseSchema(meta.input_schema, a.checkpoint + " (its input schema)", out);
+  }
+  const std::string recorded = RecordedFlag(meta.flags, "schema");
+  if (!recorded.empty()) return ReadSchemaFile(recorded, out);
+  if (a.format == "parquet") return Status::InvalidArgument("--format parquet needs --schema FILE (the checkpoint names none)");
+  *out = CriteoSchema();
+  return Status::OK();
+}
+
 // The trainer's options for an evaluation-only job over the inputs with the checkpoint's model.
 Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const Comm& comm, TrainOptions* o) {
   o->model = meta.model;
@@ -88,19 +113,14 @@ Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const 
   o->init_from = a.checkpoint;
   o->threads = a.threads;
   o->max_bad_rows = 0;
-  const std::string batch = RecordedFlag(meta.flags, "batch-size");
-  o->batch_size = a.batch_size > 0 ? a.batch_size : batch.empty() ? o->batch_size : std::stoi(batch);
+  o->batch_size = a.batch_size > 0 ? a.batch_size : meta.batch_size > 0 ? meta.batch_size : RecordedBatchSize(meta, o->batch_size);
   if (meta.workers % comm.size() != 0) {
     return Status::InvalidArgument(fmt::format("the checkpoint was trained by {} workers: run on a number of ranks "
                                                "that divides it (not {})", meta.workers, comm.size()));
   }
   o->workers_per_rank = meta.workers / comm.size();
   o->format = a.format;
-  const std::string schema = a.schema.empty() ? RecordedFlag(meta.flags, "schema") : a.schema;
-  if (schema.empty() && a.format == "parquet") {
-    return Status::InvalidArgument("--format parquet needs --schema FILE (the checkpoint's run named none)");
-  }
-  if (!schema.empty()) STRATA_RETURN_IF_ERROR(ReadSchemaFile(schema, &o->input));
+  STRATA_RETURN_IF_ERROR(InputLayout(a, meta, &o->input));
   if (a.unlabeled) o->input = WithoutLabel(o->input);
   if (o->input.num_slots() != meta.model.num_slots || o->input.num_dense != meta.model.num_dense) {
     return Status::InvalidArgument(fmt::format(

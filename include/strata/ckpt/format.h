@@ -17,7 +17,8 @@
 //                                    and, optional for readers (older files lack them):
 //                                    train_input str (DescribeInput of the --train plan),
 //                                    input_schema str (the input layout as a schema file,
-//                                    data/schema.h), slot_names str (one per line)
+//                                    data/schema.h), slot_names str (one per line),
+//                                    batch_size i32 (examples per worker per step)
 //     /model                  group, attrs: num_slots, num_dense, embedding_dim i32,
 //                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
 //                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
@@ -98,6 +99,7 @@ struct CheckpointMeta {
   std::string train_input;        // DescribeInput of its --train plan (empty from older builds)
   std::string input_schema;       // the input layout as schema text (empty from older builds)
   std::string slot_names;         // one per line, in slot order (empty from older builds)
+  int batch_size = 0;             // examples per worker per step (0 from older builds)
   ModelSpec model;                // every field is stored; CheckCompatible says which must match
   Progress progress;
   int ranks = 1;                  // ranks of the writing job = number of rows-<r>.h5 files
