@@ -98,7 +98,7 @@ struct Worker {
 class CudaHbmPs final : public HbmPs {
  public:
   explicit CudaHbmPs(const HbmOptions& o)
-      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_{o.spec.embedding_dim}, mlp_(o.spec), max_batch_(o.max_batch) {
+      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), max_batch_(o.max_batch) {
     for (int g = 0; g < o.workers; ++g) workers_.push_back(std::make_unique<Worker>(g, layout_.bytes(), mlp_));
     bulk_.parts.resize(o.workers);
     staging_.parts.resize(o.workers);

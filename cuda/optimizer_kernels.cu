@@ -1,10 +1,17 @@
-// Optimizer kernels: one thread per coordinate.
+// Optimizer kernels: one thread per coordinate (row-wise Adagrad: one per row, which sums
+// the row's squared gradients in coordinate order, as the host does).
 #include "optimizer_kernels.cuh"
 
 #include "cuda_check.cuh"
 
 namespace strata::gpu {
 namespace {
+
+// Freq and last pass follow the embedding and state floats (RowLayout).
+__device__ void CountTouch(uint32_t* row, int floats, uint32_t count, uint32_t pass) {
+  row[floats] += count;
+  row[floats + 1] = pass;
+}
 
 __global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
                                   int dim, bool adagrad, float lr, uint32_t pass) {
@@ -20,10 +27,16 @@ __global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, con
   } else {
     SgdUpdate(&embedding[c], grads[idx], lr);
   }
-  if (c == 0) {  // RowLayout: freq and last pass follow the 2 * dim floats
-    row[2 * dim] += counts[i];
-    row[2 * dim + 1] = pass;
-  }
+  if (c == 0) CountTouch(row, 2 * dim, counts[i], pass);
+}
+
+__global__ void RowwiseAdagradKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
+                                     int dim, float lr, uint32_t pass) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n || rows[i] == nullptr) return;
+  float* embedding = reinterpret_cast<float*>(rows[i]);
+  RowwiseAdagradUpdate(embedding, &embedding[dim], &grads[i * dim], dim, lr);
+  CountTouch(rows[i], dim + 1, counts[i], pass);
 }
 
 __global__ void AdamKernel(float* params, float* m, float* v, const float* grad, size_t n, AdamStepScalars k) {
@@ -42,9 +55,12 @@ Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32
                          const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream) {
   const int dim = spec.embedding_dim;
   if (n == 0) return Status::OK();
-  const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
-  SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad,
-                                                             lr, pass);
+  if (spec.sparse_optimizer == SparseOptimizerKind::kRowwiseAdagrad) {
+    RowwiseAdagradKernel<<<GridFor(n), kBlock, 0, stream>>>(rows, grads, counts, n, dim, lr, pass);
+  } else {
+    const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
+    SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad, lr, pass);
+  }
   STRATA_CUDA_LAUNCHED();
   return Status::OK();
 }

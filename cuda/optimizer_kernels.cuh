@@ -13,7 +13,7 @@
 
 namespace strata::gpu {
 
-// One sparse step on n rows (RowLayout{dim}; rows: (n) distinct row pointers; null rows,
+// One sparse step on n rows (RowLayoutOf(spec); rows: (n) distinct row pointers; null rows,
 // absent keys, are skipped): embedding and state from grads (n, dim) with spec's sparse
 // optimizer at rate lr, then freq += counts[i] and last pass = pass.
 Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,

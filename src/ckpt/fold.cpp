@@ -55,7 +55,7 @@ bool LoadedModel::Upsert(uint64_t key, const uint8_t* row) {
 Status LoadModel(const std::string& ckpt_path, LoadedModel* out) {
   *out = LoadedModel();
   STRATA_RETURN_IF_ERROR(ReadMeta(ckpt_path, &out->meta_));
-  out->row_bytes_ = RowLayout{out->meta_.model.embedding_dim}.bytes();
+  out->row_bytes_ = RowLayoutOf(out->meta_.model).bytes();
   for (int f = 0; f < out->meta_.ranks; ++f) {
     STRATA_RETURN_IF_ERROR(ScanRankFile(ckpt_path, out->meta_, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
       for (size_t i = 0; i < n; ++i) {
@@ -96,10 +96,11 @@ Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* dif
   *diff = ModelDiff();
   CheckpointMeta b;
   STRATA_RETURN_IF_ERROR(ReadMeta(b_path, &b));
-  const int dim = a.meta().model.embedding_dim;
-  if (b.model.embedding_dim != dim) {
-    return Status::InvalidArgument(b_path + ": embedding dim " + std::to_string(b.model.embedding_dim) +
-                                   ", the other model has " + std::to_string(dim));
+  const RowLayout layout = RowLayoutOf(a.meta().model), other = RowLayoutOf(b.model);
+  if (other.dim != layout.dim || other.state_floats != layout.state_floats) {
+    return Status::InvalidArgument(b_path + ": rows of embedding dim " + std::to_string(other.dim) + " and " +
+                                   std::to_string(other.state_floats) + " optimizer state floats, the other model's " +
+                                   std::to_string(layout.dim) + " and " + std::to_string(layout.state_floats));
   }
   const size_t row_bytes = a.row_bytes();
   uint64_t in_both = 0;
@@ -118,7 +119,7 @@ Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* dif
           continue;
         }
         ++diff->changed;
-        diff->max_abs_diff = std::max(diff->max_abs_diff, MaxAbsDiff(RowLayout::Embedding(ra), RowLayout::Embedding(rb), 2 * dim));
+        diff->max_abs_diff = std::max(diff->max_abs_diff, MaxAbsDiff(RowLayout::Embedding(ra), RowLayout::Embedding(rb), layout.floats()));
       }
       return Status::OK();
     }));

@@ -9,7 +9,6 @@
 namespace strata::ckpt {
 namespace {
 
-const char* SparseName(SparseOptimizerKind k) { return k == SparseOptimizerKind::kAdagrad ? "adagrad" : "sgd"; }
 const char* DenseName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
 
 std::string Widths(const std::vector<int>& mlp) {
@@ -30,7 +29,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m.embedding_dim, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mean_slots", m.mean_slots, w));
-  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseName(m.sparse_optimizer), w));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseOptimizerName(m.sparse_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseName(m.dense_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m.lr_sparse, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m.lr_dense, w));
@@ -74,9 +73,12 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m->adagrad_initial_accumulator, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m->init_scale, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
-  if (sparse != "adagrad" && sparse != "sgd") return Status::Corruption(w + ": unknown sparse_optimizer '" + sparse + "'");
+  bool known = false;
+  for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad}) {
+    if (sparse == SparseOptimizerName(k)) m->sparse_optimizer = k, known = true;
+  }
+  if (!known) return Status::Corruption(w + ": unknown sparse_optimizer '" + sparse + "'");
   if (dense != "adam" && dense != "sgd") return Status::Corruption(w + ": unknown dense_optimizer '" + dense + "'");
-  m->sparse_optimizer = sparse == "adagrad" ? SparseOptimizerKind::kAdagrad : SparseOptimizerKind::kSgd;
   m->dense_optimizer = dense == "adam" ? DenseOptimizerKind::kAdam : DenseOptimizerKind::kSgd;
   return CheckModelShape(*m, w);
 }
@@ -270,7 +272,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
   if (c.mean_slots != spec.mean_slots) return differ("mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(spec.mean_slots));
-  if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseName(c.sparse_optimizer), SparseName(spec.sparse_optimizer));
+  if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseOptimizerName(c.sparse_optimizer), SparseOptimizerName(spec.sparse_optimizer));
   if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseName(c.dense_optimizer), DenseName(spec.dense_optimizer));
   return Status::OK();
 }

@@ -28,9 +28,16 @@ constexpr const char* kColumnNames[kColumns] = {"keys", "embedding", "state", "f
 
 // One batch of at most `capacity` rows split into the datasets' column buffers.
 struct Columns {
-  Columns(int dim, size_t capacity)
-      : dim(dim), keys(capacity), emb(capacity * dim), state(capacity * dim), freq(capacity), last(capacity) {}
-  int dim;
+  Columns(const RowLayout& layout, size_t capacity)
+      : dim(layout.dim),
+        state_floats(layout.state_floats),
+        keys(capacity),
+        emb(capacity * dim),
+        state(capacity * state_floats),
+        freq(capacity),
+        last(capacity) {}
+  size_t dim;
+  size_t state_floats;
   size_t n = 0;
   std::vector<uint64_t> keys;
   std::vector<float> emb, state;
@@ -40,7 +47,9 @@ struct Columns {
     void* p[kColumns] = {keys.data(), emb.data(), state.data(), freq.data(), last.data()};
     return p[c];
   }
-  size_t col_bytes(int c) const { return n * (c == kKeys ? 8 : c == kEmbedding || c == kState ? 4 * dim : 4); }
+  size_t col_bytes(int c) const {
+    return n * (c == kKeys ? 8 : c == kEmbedding ? 4 * dim : c == kState ? 4 * state_floats : 4);
+  }
 };
 
 // The CRC32 of a rank file (format.h): per-column CRCs fed batch by batch in file order,
@@ -67,7 +76,9 @@ class FileCrc {
 hid_t ColumnType(int c) {
   return c == kKeys ? H5T_NATIVE_UINT64 : c == kEmbedding || c == kState ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT32;
 }
-uint64_t ColumnCols(int c, int dim) { return c == kEmbedding || c == kState ? dim : 0; }
+uint64_t ColumnCols(int c, const RowLayout& layout) {
+  return c == kEmbedding ? layout.dim : c == kState ? layout.state_floats : 0;
+}
 
 uint64_t BatchRows(int dim) { return 4 * ChunkRows(dim); }
 
@@ -104,12 +115,12 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   const uint64_t chunk_rows = std::clamp<uint64_t>(store.num_keys(), 1, ChunkRows(layout.dim));
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout.dim),
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout),
                                                chunk_rows, path + ": /rows/" + kColumnNames[c], &ds[c]));
   }
   const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
-  const size_t batch = BatchRows(layout.dim), d = layout.dim;
-  Columns bufs[2] = {Columns(layout.dim, batch), Columns(layout.dim, batch)};
+  const size_t batch = BatchRows(layout.dim), d = layout.dim, s = layout.state_floats;
+  Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   int cur = 0;
   FileCrc crc;
   Status st;
@@ -128,7 +139,7 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
     const size_t i = cols.n++;
     cols.keys[i] = key;
     std::memcpy(&cols.emb[i * d], RowLayout::Embedding(row), d * sizeof(float));
-    std::memcpy(&cols.state[i * d], layout.State(row), d * sizeof(float));
+    std::memcpy(&cols.state[i * s], layout.State(row), s * sizeof(float));
     cols.freq[i] = layout.Freq(row);
     cols.last[i] = layout.LastPass(row);
     if (cols.n == batch) hand_off();
@@ -167,7 +178,7 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
   }
   for (int c = 0; c < kColumns; ++c) {
     STRATA_RETURN_IF_ERROR(h5::Dataset::Open(group.get(), kColumnNames[c], ColumnType(c),
-                                             ColumnCols(c, meta.model.embedding_dim),
+                                             ColumnCols(c, RowLayoutOf(meta.model)),
                                              path + ": /rows/" + kColumnNames[c], &ds[c]));
     if (ds[c].rows() != expect.rows) {
       return Status::Corruption(ds[c].where() + ": " + std::to_string(ds[c].rows()) + " rows, " +
@@ -180,7 +191,7 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
 // Rows (cols.n, row bytes) from a batch of columns, each key checked to be file_rank's.
 Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, int file_rank, uint64_t first,
                      const std::string& path, std::vector<uint8_t>* rows) {
-  const int dim = layout.dim;
+  const size_t dim = cols.dim, s = cols.state_floats;
   rows->resize(cols.n * layout.bytes());
   for (uint64_t i = 0; i < cols.n; ++i) {
     if (OwnerRank(cols.keys[i], ranks) != file_rank) {
@@ -189,7 +200,7 @@ Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, in
     }
     uint8_t* row = &(*rows)[i * layout.bytes()];
     std::memcpy(RowLayout::Embedding(row), &cols.emb[i * dim], dim * sizeof(float));
-    std::memcpy(layout.State(row), &cols.state[i * dim], dim * sizeof(float));
+    std::memcpy(layout.State(row), &cols.state[i * s], s * sizeof(float));
     layout.SetFreq(row, cols.freq[i]);
     layout.SetLastPass(row, cols.last[i]);
   }
@@ -203,14 +214,14 @@ Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, in
 Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
                     const RowSink& sink) {
   assert(file_rank >= 0 && file_rank < meta.ranks);
-  const int dim = meta.model.embedding_dim;
+  const RowLayout layout = RowLayoutOf(meta.model);
   const std::string path = ckpt_path + "/" + RankFileName(file_rank);
   const RankFileInfo& expect = meta.rank_files[file_rank];
   h5::Handle file;
   h5::Dataset ds[kColumns];
   STRATA_RETURN_IF_ERROR(OpenRankColumns(path, meta, file_rank, &file, ds));
-  const uint64_t batch = BatchRows(dim);
-  Columns bufs[2] = {Columns(dim, std::min(batch, expect.rows)), Columns(dim, std::min(batch, expect.rows))};
+  const uint64_t batch = BatchRows(layout.dim);
+  Columns bufs[2] = {Columns(layout, std::min(batch, expect.rows)), Columns(layout, std::min(batch, expect.rows))};
   auto read_batch = [&ds, &expect, batch](uint64_t first, Columns* cols) {
     h5::SilenceErrors();
     cols->n = std::min(batch, expect.rows - first);
@@ -225,7 +236,7 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
     STRATA_RETURN_IF_ERROR(reading.get());
     if (first + batch < expect.rows) reading = std::async(std::launch::async, read_batch, first + batch, &bufs[cur ^ 1]);
     crc.Add(bufs[cur]);
-    STRATA_RETURN_IF_ERROR(ColumnsToRows(bufs[cur], RowLayout{dim}, meta.ranks, file_rank, first, path, &rows));
+    STRATA_RETURN_IF_ERROR(ColumnsToRows(bufs[cur], layout, meta.ranks, file_rank, first, path, &rows));
     STRATA_RETURN_IF_ERROR(sink(bufs[cur].keys.data(), bufs[cur].n, rows.data()));
   }
   if (crc.Value() != expect.crc32) {
@@ -241,7 +252,7 @@ Status LoadOwnedRows(const std::string& ckpt_path, const CheckpointMeta& meta, i
                      int ranks, const RowSink& sink) {
   assert(rank >= 0 && rank < ranks);
   if (ranks == meta.ranks) return ScanRankFile(ckpt_path, meta, rank, sink);
-  const size_t row_bytes = RowLayout{meta.model.embedding_dim}.bytes();
+  const size_t row_bytes = RowLayoutOf(meta.model).bytes();
   std::vector<uint64_t> keys;
   std::vector<uint8_t> rows;
   for (int f = 0; f < meta.ranks; ++f) {

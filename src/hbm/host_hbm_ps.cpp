@@ -28,7 +28,7 @@ namespace {
 class HostHbmPs final : public HbmPs {
  public:
   explicit HostHbmPs(const HbmOptions& o)
-      : spec_(o.spec), layout_{o.spec.embedding_dim}, mlp_(o.spec), pool_(std::max(1, o.threads)),
+      : spec_(o.spec), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), pool_(std::max(1, o.threads)),
         optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, mlp_.num_params()) {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
     for (int g = 0; g < o.workers; ++g) workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch), {}, {}, {}, {}});

@@ -13,7 +13,7 @@
 namespace strata {
 
 void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
-  const RowLayout layout{spec.embedding_dim};
+  const RowLayout layout = RowLayoutOf(spec);
   float* emb = RowLayout::Embedding(row);
   float* state = layout.State(row);
   // Counter-based: coordinate c's value hashes (key, seed, c) alone, never a stream position.
@@ -21,8 +21,8 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
   for (int c = 0; c < spec.embedding_dim; ++c) {
     float u = static_cast<float>(Mix64(base + static_cast<uint64_t>(c)) >> 40) * 0x1.0p-24f;
     emb[c] = spec.init_scale * (2.0f * u - 1.0f);
-    state[c] = spec.adagrad_initial_accumulator;
   }
+  for (int c = 0; c < layout.state_floats; ++c) state[c] = spec.adagrad_initial_accumulator;
   layout.SetFreq(row, 0);
   layout.SetLastPass(row, 0);
 }
@@ -35,6 +35,9 @@ void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* st
       break;
     case SparseOptimizerKind::kSgd:
       for (int c = 0; c < dim; ++c) SgdUpdate(&embedding[c], grad[c], lr);
+      break;
+    case SparseOptimizerKind::kRowwiseAdagrad:
+      RowwiseAdagradUpdate(embedding, state, grad, dim, lr);
       break;
   }
 }

@@ -10,7 +10,7 @@
 namespace strata {
 
 ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
-    : model_(model), row_bytes_(RowLayout{model.embedding_dim}.bytes()), store_(std::move(store)), mem_(mem),
+    : model_(model), row_bytes_(RowLayoutOf(model).bytes()), store_(std::move(store)), mem_(mem),
       ssd_(ssd) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {

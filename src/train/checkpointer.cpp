@@ -64,7 +64,7 @@ Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_n
 Status Checkpointer::WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
                                      uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
                                      const HbmPs& hbm, ShardServer* server) {
-  const RowLayout layout{o_.model.embedding_dim};
+  const RowLayout layout = RowLayoutOf(o_.model);
   ckpt::RankFileInfo info;
   Status local = server->WithStore([&](RowStore& store) {
     return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, min_last_pass, &info);

@@ -147,7 +147,7 @@ std::vector<FlagDef> ModelFlags() {
       Number(Flag("embedding-dim", model, "N", "embedding width per slot"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
       IntList(Flag("mlp", model, "N,N,...", "hidden layer widths; the output layer (1) is implied"), &M::mlp, Positive()),
       Words(Flag("sparse-optimizer", model, "WORD", "optimizer of the embedding rows"), &M::sparse_optimizer,
-            {{"adagrad", SparseOptimizerKind::kAdagrad}, {"sgd", SparseOptimizerKind::kSgd}}),
+            {{"adagrad", SparseOptimizerKind::kAdagrad}, {"rowwise-adagrad", SparseOptimizerKind::kRowwiseAdagrad}, {"sgd", SparseOptimizerKind::kSgd}}),
       Words(Flag("dense-optimizer", model, "WORD", "optimizer of the MLP"), &M::dense_optimizer,
             {{"adam", DenseOptimizerKind::kAdam}, {"sgd", DenseOptimizerKind::kSgd}}),
       Number(Flag("lr-sparse", model, "X", "sparse learning rate"), &M::lr_sparse, Positive()),

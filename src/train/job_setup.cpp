@@ -61,7 +61,7 @@ Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* ou
 
 Status NewServer(const TrainOptions& o, int rank, std::unique_ptr<ShardServer>* out) {
   RowStores stores;
-  STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayout{o.model.embedding_dim}.bytes(), &stores));
+  STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayoutOf(o.model).bytes(), &stores));
   *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem, stores.ssd);
   return Status::OK();
 }
@@ -129,10 +129,12 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}), {} train lines, {} eval lines\n",
+  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}, rows of {} B with {} state), {} train lines, "
+             "{} eval lines\n",
              program, comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
+             RowLayoutOf(o.model).bytes(), SparseOptimizerName(o.model.sparse_optimizer),
              p.train_plan.total_lines(), p.has_eval ? p.eval_plan.total_lines() : 0);
   std::fflush(stdout);
 }

@@ -192,7 +192,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(keys, 1));
     t.keys = keys[0];
     if (!o_.export_rows.empty()) {
-      const RowLayout layout{o_.model.embedding_dim};
+      const RowLayout layout = RowLayoutOf(o_.model);
       STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.server->WithStore(
           [&](RowStore& store) { return ExportRowsTsv(store, layout, o_.export_rows, comm_->rank()); })));
     }

@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
 # Topology independence: W = 4 workers as 1x4, 2x2 and 4x1 (ranks x workers) give eval
 # logloss within 1e-6, identical key counts, and rows within 1e-5 relative, with a
-# learning-rate schedule (warm-up, then cosine decay) that follows the global step.
+# learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
+# element-wise Adagrad and for row-wise Adagrad, whose run also resumes exactly from a
+# mid-run checkpoint on another topology.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 30000 --eval-rows 5000 --cardinality 2000 --seed 7 >/dev/null
-for topo in 1x4 2x2 4x1; do
-  np=${topo%x*}; g=${topo#*x}
-  run_logged "$dir/$topo.log" "run $topo" \
-    $MPIRUN -np "$np" "$TRAIN" --config configs/tiny.flags --workers-per-rank "$g" --threads 1 \
+run() {  # NAME TOPOLOGY [flags...]
+  local name=$1 topo=$2; shift 2
+  run_logged "$dir/$name.log" "run $name" \
+    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads 1 --pass-examples 6000 \
     --warmup-steps 3 --lr-decay cosine --decay-start 5 --decay-steps 20 --end-lr 0.2 \
     --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
-    --metrics-out "$dir/$topo.jsonl" --export-rows "$dir/rows-$topo"
-  echo "$topo: logloss $(json_field "$dir/$topo.jsonl" eval_logloss) keys $(json_field "$dir/$topo.jsonl" keys)"
-done
-/usr/bin/python3 - "$dir" <<'PY'
+    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@"
+  echo "$name: logloss $(json_field "$dir/$name.jsonl" eval_logloss) keys $(json_field "$dir/$name.jsonl" keys)"
+}
+same_model() {  # A B TOLERANCE: equal keys and examples, eval logloss and rows within TOLERANCE
+  /usr/bin/python3 - "$dir" "$1" "$2" "$3" <<'PY'
 import json, sys
-d = sys.argv[1]
-last = {t: json.loads(open(f"{d}/{t}.jsonl").read().splitlines()[-1]) for t in ("1x4", "2x2", "4x1")}
-base = last["1x4"]
-for t, r in last.items():
-    assert r["keys"] == base["keys"], (t, r["keys"], base["keys"])
-    assert r["examples"] == base["examples"], (t, r["examples"])
-    diff = abs(r["eval_logloss"] - base["eval_logloss"])
-    assert diff <= 1e-6, (t, r["eval_logloss"], base["eval_logloss"])
-    print(f"{t}: eval logloss {r['eval_logloss']!r} (|diff| {diff:.3g}), bitwise {r['eval_logloss'] == base['eval_logloss']}")
+d, a, b, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+ra, rb = (json.loads(open(f"{d}/{n}.jsonl").read().splitlines()[-1]) for n in (a, b))
+assert ra["keys"] == rb["keys"], (a, b, ra["keys"], rb["keys"])
+assert ra["examples"] == rb["examples"], (a, b, ra["examples"], rb["examples"])
+diff = abs(ra["eval_logloss"] - rb["eval_logloss"])
+assert diff <= max(tol, 1e-6) if tol else diff == 0, (a, b, ra["eval_logloss"], rb["eval_logloss"])
+print(f"{b} vs {a}: eval logloss {rb['eval_logloss']!r} (|diff| {diff:.3g}), bitwise {ra['eval_logloss'] == rb['eval_logloss']}")
 PY
-/usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-1x4" "$dir/rows-2x2" 1e-5
-/usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-1x4" "$dir/rows-4x1" 1e-5
+  /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-$1" "$dir/rows-$2" "$3"
+}
+for opt in adagrad rowwise-adagrad; do
+  extra=(--sparse-optimizer "$opt")
+  [ "$opt" = rowwise-adagrad ] && extra+=(--checkpoint-dir "$dir/ck-$opt" --checkpoint-every-passes 1 --keep-checkpoints 10)
+  for topo in 1x4 2x2 4x1; do
+    run "$opt-$topo" "$topo" "${extra[@]}"
+    [ "$topo" = 1x4 ] && extra=(--sparse-optimizer "$opt")  # checkpoints from the 1x4 run only
+  done
+  same_model "$opt-1x4" "$opt-2x2" 1e-5
+  same_model "$opt-1x4" "$opt-4x1" 1e-5
+done
+grep -q "rows of 44 B with rowwise-adagrad state" "$dir/rowwise-adagrad-1x4.log" \
+  || die_with_log "$dir/rowwise-adagrad-1x4.log" "the start line does not report row-wise Adagrad's 44-byte rows (dim 8)"
+second=$(ls -d "$dir"/ck-rowwise-adagrad/ckpt-* | sed -n 2p)
+run rowwise-resumed 2x2 --sparse-optimizer rowwise-adagrad --resume="$second"
+same_model rowwise-adagrad-1x4 rowwise-resumed 1e-5
+expect 1 "cannot resume: --sparse-optimizer rowwise-adagrad in the checkpoint, adagrad now" \
+  run refused 1x4 --resume="$second"

@@ -57,7 +57,7 @@ struct Owner {
 };
 
 Owner MakeOwner(const Comm& comm, int G) {
-  const RowLayout layout{kDim};
+  const RowLayout layout(kDim, kDim);
   auto store = std::make_unique<test::CountingStore>(layout.bytes());
   std::vector<uint8_t> row(layout.bytes());
   for (int r = 0; r < comm.size(); ++r) {

@@ -37,7 +37,7 @@ inline ModelSpec SmallSpec() {
 
 // One store per rank; rows go to the store of their owner.
 struct Job {
-  Job(const ModelSpec& spec, int ranks) : spec(spec), layout{spec.embedding_dim} {
+  Job(const ModelSpec& spec, int ranks) : spec(spec), layout(RowLayoutOf(spec)) {
     for (int r = 0; r < ranks; ++r) stores.push_back(NewMemoryRowStore(layout.bytes()));
   }
   int ranks() const { return static_cast<int>(stores.size()); }
@@ -115,7 +115,7 @@ inline Rows LoadRows(const std::string& ckpt_path, int rank, int ranks) {
   ckpt::CheckpointMeta meta;
   REQUIRE(ckpt::ReadMeta(ckpt_path, &meta).ok());
   Rows out;
-  const size_t bytes = RowLayout{meta.model.embedding_dim}.bytes();
+  const size_t bytes = RowLayoutOf(meta.model).bytes();
   const Status st = ckpt::LoadOwnedRows(ckpt_path, meta, rank, ranks, [&](const uint64_t* k, size_t n, const uint8_t* r) {
     for (size_t i = 0; i < n; ++i) {
       CHECK(OwnerRank(k[i], ranks) == rank);

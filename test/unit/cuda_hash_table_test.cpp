@@ -51,7 +51,7 @@ std::vector<uint64_t> OneBucketKeys(size_t n) {
 // Drives Insert/Export with seeded batches of distinct keys (new and overwritten) and
 // compares every export with the model.
 void CheckAgainstModel(HbmPs& ps, const std::vector<uint64_t>& universe, uint64_t seed) {
-  const size_t rb = RowLayout{4}.bytes();
+  const size_t rb = RowLayout(4, 4).bytes();
   std::mt19937_64 rng(seed);
   std::unordered_map<uint64_t, std::vector<uint8_t>> model;
   REQUIRE(ps.BeginPass(7, universe.size()).ok());
@@ -104,7 +104,7 @@ TEST_CASE("cuda: HBM-PS table handles keys that all land in one bucket") {
 TEST_CASE("cuda: a full HBM-PS table is an error naming the pass and sizes") {
   if (NoGpu()) return;
   auto ps = NewCuda(1);
-  const size_t rb = RowLayout{4}.bytes();
+  const size_t rb = RowLayout(4, 4).bytes();
   REQUIRE(ps->BeginPass(3, 100).ok());
   std::vector<uint64_t> keys;
   for (uint64_t i = 0; i < 300; ++i) keys.push_back(Mix64(i + 77));

@@ -68,7 +68,7 @@ void Stage(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, 
   for (const Batch& b : batches) keys.insert(keys.end(), b.keys.begin(), b.keys.end());
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  const size_t rb = RowLayout{spec.embedding_dim}.bytes();
+  const size_t rb = RowLayoutOf(spec).bytes();
   std::vector<uint8_t> rows(keys.size() * rb);
   for (size_t i = 0; i < keys.size(); ++i) InitRow(spec, keys[i], &rows[i * rb]);
   REQUIRE(ps.BeginPass(pass, keys.size()).ok());
@@ -89,7 +89,7 @@ void CheckClose(const std::vector<float>& a, const std::vector<float>& b, double
 
 std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector<uint64_t>& keys,
                              std::vector<uint32_t>* counters) {
-  const RowLayout layout{spec.embedding_dim};
+  const RowLayout layout = RowLayoutOf(spec);
   std::vector<uint8_t> rows(keys.size() * layout.bytes());
   REQUIRE(ps.Export(keys.data(), keys.size(), rows.data()).ok());
   std::vector<float> floats;
@@ -158,6 +158,7 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CAPTURE(g);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kSgd, DenseOptimizerKind::kSgd);
+    CompareOneStep(g, SparseOptimizerKind::kRowwiseAdagrad, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
   }
 }

@@ -1,9 +1,10 @@
-// Optimizers: sparse Adagrad/SGD and dense Adam/SGD against hand-computed steps, row
+// Optimizers: sparse Adagrad/row-wise Adagrad/SGD and dense Adam/SGD against hand-computed steps, row
 // initialisation as a pure function of (key, seed), and exact state save/restore.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "strata/common/row.h"
@@ -13,14 +14,14 @@ namespace strata {
 namespace {
 
 std::vector<uint8_t> NewRow(const ModelSpec& spec, uint64_t key) {
-  std::vector<uint8_t> row(RowLayout{spec.embedding_dim}.bytes());
+  std::vector<uint8_t> row(RowLayoutOf(spec).bytes());
   InitRow(spec, key, row.data());
   return row;
 }
 
 TEST_CASE("model: InitRow is a pure function of key and seed") {
   ModelSpec spec;
-  const RowLayout layout{spec.embedding_dim};
+  const RowLayout layout = RowLayoutOf(spec);
   const auto a = NewRow(spec, 12345);
   CHECK(a == NewRow(spec, 12345));
   CHECK(a != NewRow(spec, 12346));
@@ -83,6 +84,32 @@ TEST_CASE("model: ApplySparseRow Adagrad and SGD match hand-computed steps") {
     CHECK(s[0] == 0.5f);  // state untouched
     CHECK(s[1] == 0.5f);
   }
+  SUBCASE("rowwise-adagrad") {  // one accumulator: s += mean(g^2), shared by the coordinates
+    spec.sparse_optimizer = SparseOptimizerKind::kRowwiseAdagrad;
+    float acc = 0.5f;
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), &acc, g1.data());
+    const double s1 = 0.5 + (0.25 + 1.0) / 2;
+    CHECK(acc == doctest::Approx(s1));
+    CHECK(w[0] == doctest::Approx(1.0 - 0.1 * 0.5 / std::sqrt(s1)));
+    CHECK(w[1] == doctest::Approx(-2.0 + 0.1 * 1.0 / std::sqrt(s1)));
+    ApplySparseRow(spec, spec.lr_sparse, w.data(), &acc, g2.data());
+    const double s2 = s1 + 1.0 / 2;
+    CHECK(acc == doctest::Approx(s2));
+    CHECK(w[0] == doctest::Approx(1.0 - 0.05 / std::sqrt(s1) - 0.1 / std::sqrt(s2)));
+    CHECK(w[1] == doctest::Approx(-2.0 + 0.1 / std::sqrt(s1)));
+  }
+}
+
+TEST_CASE("model: row-wise Adagrad rows hold one state float: 76 bytes at dim 16, not 136") {
+  ModelSpec spec;
+  CHECK(RowLayoutOf(spec).bytes() == 136u);
+  spec.sparse_optimizer = SparseOptimizerKind::kRowwiseAdagrad;
+  const RowLayout layout = RowLayoutOf(spec);
+  CHECK(layout.bytes() == 16u * 4 + 4 + 8);
+  const auto row = NewRow(spec, 7);
+  CHECK(*layout.State(row.data()) == spec.adagrad_initial_accumulator);
+  CHECK(layout.Freq(row.data()) == 0u);  // right after the one state float
+  CHECK(std::string(SparseOptimizerName(spec.sparse_optimizer)) == "rowwise-adagrad");
 }
 
 TEST_CASE("model: DenseOptimizer Adam matches hand-computed bias-corrected steps") {

@@ -48,7 +48,7 @@ struct Outcome {
 Outcome Run(const HbmOptions& o, const Batch& batch) {
   auto ps = NewHostHbmPs(o);
   const std::vector<uint64_t> keys = {SlotKey(0, 3), SlotKey(1, 7)};
-  const size_t rb = RowLayout{kDim}.bytes();
+  const size_t rb = RowLayout(kDim, kDim).bytes();
   std::vector<uint8_t> rows(keys.size() * rb);
   for (size_t i = 0; i < keys.size(); ++i) InitRow(o.spec, keys[i], &rows[i * rb]);
   REQUIRE(ps->BeginPass(1, keys.size()).ok());

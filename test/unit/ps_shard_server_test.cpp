@@ -27,7 +27,7 @@ std::shared_ptr<KeyIndex> IndexOf(const std::vector<uint64_t>& keys) {
 }
 
 TEST_CASE("shard server: absent rows are created from (key, seed), stored rows come back as stored") {
-  const size_t rb = RowLayout{4}.bytes();
+  const size_t rb = RowLayout(4, 4).bytes();
   ShardServer server(Spec(), NewMemoryRowStore(rb), nullptr);
   const std::vector<uint64_t> keys = {7, 11, 13};
   std::vector<uint8_t> rows(keys.size() * rb), held(keys.size(), 9), want(rb);
@@ -45,7 +45,7 @@ TEST_CASE("shard server: absent rows are created from (key, seed), stored rows c
 }
 
 TEST_CASE("shard server: a pull flags rows that an earlier pass in flight holds, until it is released") {
-  const size_t rb = RowLayout{4}.bytes();
+  const size_t rb = RowLayout(4, 4).bytes();
   ShardServer server(Spec(), NewMemoryRowStore(rb), nullptr);
   server.Hold(3, IndexOf({1, 2}));
   server.Hold(4, IndexOf({5}));
@@ -71,7 +71,7 @@ struct CachedServer {
 };
 
 CachedServer MakeCached() {
-  const size_t rb = RowLayout{4}.bytes();
+  const size_t rb = RowLayout(4, 4).bytes();
   auto backing = std::make_unique<test::CountingStore>(rb);
   CachedServer c;
   c.backing = backing.get();

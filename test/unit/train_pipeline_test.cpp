@@ -50,7 +50,7 @@ struct Rank {
   std::unique_ptr<ParamExchange> exchange;
 
   explicit Rank(const TrainOptions& o) {
-    server = std::make_unique<ShardServer>(o.model, NewMemoryRowStore(RowLayout{o.model.embedding_dim}.bytes()), nullptr);
+    server = std::make_unique<ShardServer>(o.model, NewMemoryRowStore(RowLayoutOf(o.model).bytes()), nullptr);
     HbmOptions ho;
     ho.spec = o.model;
     ho.workers = o.workers_per_rank;
@@ -123,7 +123,7 @@ TEST_CASE("pipeline: with one rank, threaded stages stage the same passes and ro
   CHECK(threaded == sequential);
   // Training reached the rows: a key of every pass was trained by the passes before it.
   const float first = RowLayout::Embedding(sequential.back().rows.data())[0];
-  std::vector<uint8_t> fresh(RowLayout{4}.bytes());
+  std::vector<uint8_t> fresh(RowLayout(4, 4).bytes());
   InitRow(o.model, sequential.back().keys[0], fresh.data());
   CHECK(first != RowLayout::Embedding(fresh.data())[0]);
 }

@@ -97,7 +97,7 @@ struct Model {
 Model MakeModel(double gb, int dim) {
   Model m;
   m.spec.embedding_dim = dim;
-  m.layout = RowLayout{dim};
+  m.layout = RowLayout(dim, dim);
   m.rows = static_cast<uint64_t>(gb * 1e9) / m.layout.bytes();
   for (int r = 0; r < kRanks; ++r) m.stores.push_back(NewMemoryRowStore(m.layout.bytes()));
   constexpr size_t kBatch = 1 << 16;

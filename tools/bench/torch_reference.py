@@ -13,7 +13,9 @@ batch. Schema roles as strata reads them: categorical tokens, bucketize (the buc
 
 Optimizers and what differs from strata:
 - sparse adagrad: torch.optim.Adagrad with initial_accumulator_value=--adagrad-init and eps=0,
-  which is exactly strata's s += g^2; w -= lr * g / sqrt(s). sparse sgd: torch.optim.SGD.
+  which is exactly strata's s += g^2; w -= lr * g / sqrt(s). sparse rowwise-adagrad: RowwiseAdagrad
+  below, strata's s += mean(g^2) over the row; w -= lr * g / sqrt(s), one s a row (TorchRec's
+  EXACT_ROWWISE_ADAGRAD without eps). sparse sgd: torch.optim.SGD.
 - dense adam: torch.optim.Adam(betas=(0.9, 0.999), eps=1e-8), the same bias-corrected form as
   strata's. dense sgd: torch.optim.SGD.
 - vocabulary: one row per (slot, token) seen in train OR eval, built before training. A token
@@ -86,7 +88,7 @@ def parse_args():
     p.add_argument("--epochs", type=int, default=1, help="passes over the training data")
     p.add_argument("--lr-sparse", type=float, default=0.05, help="embedding learning rate")
     p.add_argument("--lr-dense", type=float, default=0.001, help="MLP learning rate")
-    p.add_argument("--sparse-optimizer", choices=("adagrad", "sgd"), default="adagrad",
+    p.add_argument("--sparse-optimizer", choices=("adagrad", "rowwise-adagrad", "sgd"), default="adagrad",
                    help="embedding optimizer")
     p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam",
                    help="MLP optimizer")
@@ -210,6 +212,8 @@ def main():
     if a.sparse_optimizer == "adagrad":
         opt_sparse = torch.optim.Adagrad(emb.parameters(), lr=a.lr_sparse, eps=0.0,
                                          initial_accumulator_value=a.adagrad_init)
+    elif a.sparse_optimizer == "rowwise-adagrad":
+        opt_sparse = rowwise_adagrad(torch, emb.weight, a.lr_sparse, a.adagrad_init)
     else:
         opt_sparse = torch.optim.SGD(emb.parameters(), lr=a.lr_sparse)
     if a.dense_optimizer == "adam":
@@ -246,6 +250,26 @@ def main():
           f"logloss {eval_logloss:.5f}")
     print(f"torch_reference: examples_per_s={examples_per_s:.1f} eval_auc={eval_auc:.6f} "
           f"eval_logloss={eval_logloss:.6f}")
+
+
+def rowwise_adagrad(torch, weight, lr, initial):
+    """strata's row-wise Adagrad on an embedding table: one accumulator a row, s += mean(g^2)
+    over the row, w -= lr * g / sqrt(s), on the rows the step touched (the sparse gradient's)."""
+    class RowwiseAdagrad(torch.optim.Optimizer):
+        def __init__(self):
+            super().__init__([weight], {"lr": lr})
+            self.sums = torch.full((weight.shape[0],), initial, dtype=weight.dtype)
+
+        @torch.no_grad()
+        def step(self):
+            if weight.grad is None:
+                return
+            g = weight.grad.coalesce()  # the sparse embedding's gradient, summed per row
+            rows, values = g.indices()[0], g.values()
+            self.sums[rows] += (values * values).mean(dim=1)
+            weight[rows] -= lr * values / self.sums[rows].sqrt().unsqueeze(1)
+
+    return RowwiseAdagrad()
 
 
 if __name__ == "__main__":

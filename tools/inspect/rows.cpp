@@ -46,7 +46,7 @@ Status Get(const Args& args) {
     wanted.insert(key);
     files.insert(OwnerRank(key, meta.ranks));
   }
-  const RowLayout layout{meta.model.embedding_dim};
+  const RowLayout layout = RowLayoutOf(meta.model);
   for (uint64_t f : files) {  // a key can only be in its owner's file
     STRATA_RETURN_IF_ERROR(ckpt::ScanRankFile(path, meta, static_cast<int>(f), [&](const uint64_t* k, size_t n, const uint8_t* rows) {
       for (size_t i = 0; i < n; ++i) {
@@ -56,7 +56,7 @@ Status Get(const Args& args) {
                     static_cast<unsigned long long>(k[i]), static_cast<unsigned long long>(k[i]), SlotOfKey(k[i]),
                     static_cast<unsigned long long>(f), layout.Freq(row), layout.LastPass(row));
         PrintFloats(stdout, "embedding", RowLayout::Embedding(row), layout.dim);
-        PrintFloats(stdout, "state", layout.State(row), layout.dim);
+        PrintFloats(stdout, "state", layout.State(row), layout.state_floats);
         wanted.erase(k[i]);
       }
       return Status::OK();
@@ -79,7 +79,7 @@ Status Top(const Args& args) {
   if (by != "freq" && by != "norm") return Status::InvalidArgument("--by: '" + by + "' (expected freq or norm)");
   STRATA_RETURN_IF_ERROR(ParseU64(args.positional[1], "N", &n));
   STRATA_RETURN_IF_ERROR(OpenCheckpoint(args.positional[0], &path, &meta));
-  const RowLayout layout{meta.model.embedding_dim};
+  const RowLayout layout = RowLayoutOf(meta.model);
   // Min-heap of (score, key, row) holding the best n so far; ties broken by key.
   using Entry = std::pair<std::pair<double, uint64_t>, std::vector<uint8_t>>;
   auto greater = [](const Entry& a, const Entry& b) { return a.first > b.first; };
@@ -118,7 +118,7 @@ Status Export(const Args& args) {
     if (!file) return ErrnoStatus("--out: cannot create " + out_path, errno);
   }
   std::FILE* out = file ? file.get() : stdout;
-  const RowLayout layout{meta.model.embedding_dim};
+  const RowLayout layout = RowLayoutOf(meta.model);
   // Same columns as strata-train --export-rows: key, freq, last_pass, embedding, state.
   STRATA_RETURN_IF_ERROR(ScanAll(path, meta, [&](const uint64_t* k, size_t n, const uint8_t* rows) {
     for (size_t i = 0; i < n; ++i) {

@@ -79,9 +79,9 @@ Status Summary(const Args& args) {
               static_cast<long long>(meta.progress.examples), static_cast<long long>(meta.progress.global_step));
   std::printf("job          %d ranks, %d workers; data position", meta.ranks, meta.workers);
   for (uint64_t p : meta.data_position) std::printf(" %llu", static_cast<unsigned long long>(p));
-  std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g), dense %s (lr %g), seed %llu\n",
+  std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
               m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
-              m.sparse_optimizer == SparseOptimizerKind::kAdagrad ? "adagrad" : "sgd", m.lr_sparse,
+              SparseOptimizerName(m.sparse_optimizer), m.lr_sparse, RowLayoutOf(m).bytes(),
               m.dense_optimizer == DenseOptimizerKind::kAdam ? "adam" : "sgd", m.lr_dense,
               static_cast<unsigned long long>(m.seed));
   if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());

@@ -70,7 +70,7 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta);
 // A delta export is refused too: it holds only the rows changed since its base.
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec);
 
-// Called with batches of rows: keys (n), rows (n, RowLayout{dim}.bytes()) packed in the
+// Called with batches of rows: keys (n), rows (n, RowLayoutOf(model).bytes()) packed in the
 // layout of common/row.h. The pointers are valid only during the call.
 using RowSink = std::function<Status(const uint64_t* keys, size_t n, const uint8_t* rows)>;
 

@@ -24,7 +24,7 @@ class LoadedModel {
   size_t size() const { return keys_.size(); }
   uint64_t key(size_t i) const { return keys_[i]; }
   const uint8_t* row(size_t i) const { return &rows_[i * row_bytes_]; }
-  // The row of key (RowLayout{meta().model.embedding_dim}), or nullptr when absent.
+  // The row of key (RowLayoutOf(meta().model)), or nullptr when absent.
   const uint8_t* Find(uint64_t key) const;
 
  private:

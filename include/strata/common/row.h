@@ -1,13 +1,14 @@
 // Row layout: the fixed-size record a key owns, shared by every tier and on-disk format.
 //
 //   +---------------------+----------------------------+-----------+-----------+
-//   | embedding dim x f32 | optimizer state dim x f32  | freq u32  | pass u32  |
+//   | embedding dim x f32 | optimizer state S x f32    | freq u32  | pass u32  |
 //   +---------------------+----------------------------+-----------+-----------+
 //
-// Optimizer state is one float per coordinate (Adagrad's squared-gradient sum; kept and
-// left at zero for SGD so the layout does not depend on the optimizer). freq counts the
-// examples that touched the key; pass is the last pass that touched it. Tiers move rows as
-// opaque bytes; only model/ and hbm/ interpret the floats.
+// The optimizer state has S floats, as the sparse optimizer needs (RowLayoutOf in
+// model/model_spec.h): one a coordinate for Adagrad (its squared-gradient sums; SGD keeps
+// them too, unread), one a row for row-wise Adagrad. freq counts the examples that touched
+// the key; pass is the last pass that touched it. Tiers move rows as opaque bytes; only
+// model/ and hbm/ interpret the floats.
 #pragma once
 
 #include <cstddef>
@@ -18,8 +19,12 @@ namespace strata {
 
 struct RowLayout {
   int dim = 16;
+  int state_floats = 16;
 
-  size_t floats() const { return 2 * static_cast<size_t>(dim); }
+  RowLayout() = default;
+  RowLayout(int embedding_dim, int state) : dim(embedding_dim), state_floats(state) {}
+
+  size_t floats() const { return static_cast<size_t>(dim) + static_cast<size_t>(state_floats); }
   size_t bytes() const { return floats() * sizeof(float) + 2 * sizeof(uint32_t); }
 
   static float* Embedding(uint8_t* row) { return reinterpret_cast<float*>(row); }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/common/row.h"
 #include "strata/model/lr_schedule.h"
 
 namespace strata {
@@ -13,7 +14,7 @@ namespace strata {
 // Widest embedding --embedding-dim accepts.
 constexpr int kMaxEmbeddingDim = 1024;
 
-enum class SparseOptimizerKind { kAdagrad, kSgd };
+enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad };
 enum class DenseOptimizerKind { kAdam, kSgd };
 
 struct ModelSpec {
@@ -34,5 +35,24 @@ struct ModelSpec {
   int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
   bool operator==(const ModelSpec&) const = default;
 };
+
+// Floats of sparse optimizer state a row holds: one a coordinate (Adagrad, and SGD, which
+// keeps them unread), or one a row (row-wise Adagrad: about half the bytes of a row).
+inline int SparseStateFloats(const ModelSpec& spec) {
+  return spec.sparse_optimizer == SparseOptimizerKind::kRowwiseAdagrad ? 1 : spec.embedding_dim;
+}
+
+// The flag and checkpoint name of a sparse optimizer.
+inline const char* SparseOptimizerName(SparseOptimizerKind k) {
+  switch (k) {
+    case SparseOptimizerKind::kAdagrad: return "adagrad";
+    case SparseOptimizerKind::kSgd: return "sgd";
+    case SparseOptimizerKind::kRowwiseAdagrad: return "rowwise-adagrad";
+  }
+  return "?";
+}
+
+// The layout of the rows of a model (common/row.h).
+inline RowLayout RowLayoutOf(const ModelSpec& spec) { return RowLayout(spec.embedding_dim, SparseStateFloats(spec)); }
 
 }  // namespace strata

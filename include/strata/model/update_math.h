@@ -29,6 +29,16 @@ STRATA_HD inline void AdagradUpdate(float* w, float* s, float g, float lr) {
   *w -= lr * g / sqrtf(*s);
 }
 
+// Row-wise Adagrad (one accumulator a row, as TorchRec's default): s += mean(g^2) over the
+// row's dim coordinates (summed in coordinate order); w -= lr * g / sqrt(s) for each.
+STRATA_HD inline void RowwiseAdagradUpdate(float* w, float* s, const float* g, int dim, float lr) {
+  float sum = 0.0f;
+  for (int c = 0; c < dim; ++c) sum += g[c] * g[c];
+  *s += sum / static_cast<float>(dim);
+  const float scale = lr / sqrtf(*s);
+  for (int c = 0; c < dim; ++c) w[c] -= scale * g[c];
+}
+
 // Plain SGD: w -= lr * g.
 STRATA_HD inline void SgdUpdate(float* w, float g, float lr) { *w -= lr * g; }
 
