@@ -1,5 +1,5 @@
-// Optimizer kernels: one thread per coordinate (row-wise Adagrad: one per row, which sums
-// the row's squared gradients in coordinate order, as the host does).
+// Optimizer kernels: one thread per coordinate (row-wise Adagrad and lazy Adam: one per row,
+// which updates the row's shared state and its coordinates in order, as the host does).
 #include "optimizer_kernels.cuh"
 
 #include "cuda_check.cuh"
@@ -30,13 +30,19 @@ __global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, con
   if (c == 0) CountTouch(row, 2 * dim, counts[i], pass);
 }
 
-__global__ void RowwiseAdagradKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
-                                     int dim, float lr, uint32_t pass) {
+__global__ void PerRowKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n, int dim,
+                             bool adam, float lr, uint32_t pass) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= n || rows[i] == nullptr) return;
-  float* embedding = reinterpret_cast<float*>(rows[i]);
-  RowwiseAdagradUpdate(embedding, &embedding[dim], &grads[i * dim], dim, lr);
-  CountTouch(rows[i], dim + 1, counts[i], pass);
+  float* w = reinterpret_cast<float*>(rows[i]);
+  float* state = w + dim;
+  if (adam) {
+    LazyAdamUpdate(w, state, state + dim, state + 2 * dim, &grads[i * dim], dim, lr);
+    CountTouch(rows[i], 3 * dim + 1, counts[i], pass);
+  } else {
+    RowwiseAdagradUpdate(w, state, &grads[i * dim], dim, lr);
+    CountTouch(rows[i], dim + 1, counts[i], pass);
+  }
 }
 
 __global__ void AdamKernel(float* params, float* m, float* v, const float* grad, size_t n, AdamStepScalars k) {
@@ -55,8 +61,10 @@ Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32
                          const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream) {
   const int dim = spec.embedding_dim;
   if (n == 0) return Status::OK();
-  if (spec.sparse_optimizer == SparseOptimizerKind::kRowwiseAdagrad) {
-    RowwiseAdagradKernel<<<GridFor(n), kBlock, 0, stream>>>(rows, grads, counts, n, dim, lr, pass);
+  const SparseOptimizerKind kind = spec.sparse_optimizer;
+  if (kind == SparseOptimizerKind::kRowwiseAdagrad || kind == SparseOptimizerKind::kAdam) {
+    PerRowKernel<<<GridFor(n), kBlock, 0, stream>>>(rows, grads, counts, n, dim, kind == SparseOptimizerKind::kAdam,
+                                                    lr, pass);
   } else {
     const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
     SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad, lr, pass);

@@ -74,7 +74,8 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m->init_scale, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
   bool known = false;
-  for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad}) {
+  for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad,
+                                SparseOptimizerKind::kAdam}) {
     if (sparse == SparseOptimizerName(k)) m->sparse_optimizer = k, known = true;
   }
   if (!known) return Status::Corruption(w + ": unknown sparse_optimizer '" + sparse + "'");

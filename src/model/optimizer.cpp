@@ -22,7 +22,9 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
     float u = static_cast<float>(Mix64(base + static_cast<uint64_t>(c)) >> 40) * 0x1.0p-24f;
     emb[c] = spec.init_scale * (2.0f * u - 1.0f);
   }
-  for (int c = 0; c < layout.state_floats; ++c) state[c] = spec.adagrad_initial_accumulator;
+  // Adam's moments and step count start at zero; Adagrad's sums at the initial accumulator.
+  const float state_init = spec.sparse_optimizer == SparseOptimizerKind::kAdam ? 0.0f : spec.adagrad_initial_accumulator;
+  for (int c = 0; c < layout.state_floats; ++c) state[c] = state_init;
   layout.SetFreq(row, 0);
   layout.SetLastPass(row, 0);
 }
@@ -38,6 +40,9 @@ void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* st
       break;
     case SparseOptimizerKind::kRowwiseAdagrad:
       RowwiseAdagradUpdate(embedding, state, grad, dim, lr);
+      break;
+    case SparseOptimizerKind::kAdam:
+      LazyAdamUpdate(embedding, state, state + dim, state + 2 * dim, grad, dim, lr);
       break;
   }
 }

@@ -2,8 +2,8 @@
 # Topology independence: W = 4 workers as 1x4, 2x2 and 4x1 (ranks x workers) give eval
 # logloss within 1e-6, identical key counts, and rows within 1e-5 relative, with a
 # learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
-# element-wise Adagrad and for row-wise Adagrad, whose run also resumes exactly from a
-# mid-run checkpoint on another topology.
+# element-wise Adagrad, row-wise Adagrad (whose run also resumes exactly from a mid-run
+# checkpoint on another topology) and lazy Adam.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -30,7 +30,7 @@ print(f"{b} vs {a}: eval logloss {rb['eval_logloss']!r} (|diff| {diff:.3g}), bit
 PY
   /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-$1" "$dir/rows-$2" "$3"
 }
-for opt in adagrad rowwise-adagrad; do
+for opt in adagrad rowwise-adagrad adam; do
   extra=(--sparse-optimizer "$opt")
   [ "$opt" = rowwise-adagrad ] && extra+=(--checkpoint-dir "$dir/ck-$opt" --checkpoint-every-passes 1 --keep-checkpoints 10)
   for topo in 1x4 2x2 4x1; do

@@ -100,6 +100,35 @@ TEST_CASE("model: ApplySparseRow Adagrad and SGD match hand-computed steps") {
   }
 }
 
+TEST_CASE("model: lazy Adam moves a row's moments and step count only when a step touches it") {
+  ModelSpec spec;
+  spec.embedding_dim = 2;
+  spec.sparse_optimizer = SparseOptimizerKind::kAdam;
+  const RowLayout layout = RowLayoutOf(spec);
+  CHECK(layout.state_floats == 5);  // m (2), v (2), steps
+  auto row = NewRow(spec, 3);
+  float* w = RowLayout::Embedding(row.data());
+  float* state = layout.State(row.data());
+  for (int i = 0; i < 5; ++i) CHECK(state[i] == 0.0f);
+  // The reference, in double: bias correction by the row's own step count.
+  double rw[2] = {w[0], w[1]}, m[2] = {0, 0}, v[2] = {0, 0};
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  const std::vector<std::vector<float>> grads = {{0.5f, -1.0f}, {1.0f, 0.0f}, {-0.25f, 2.0f}};
+  for (size_t t = 1; t <= grads.size(); ++t) {
+    ApplySparseRow(spec, static_cast<float>(lr), w, state, grads[t - 1].data());
+    for (int c = 0; c < 2; ++c) {
+      const double g = grads[t - 1][static_cast<size_t>(c)];
+      m[c] = b1 * m[c] + (1 - b1) * g;
+      v[c] = b2 * v[c] + (1 - b2) * g * g;
+      rw[c] -= lr * (m[c] / (1 - std::pow(b1, t))) / (std::sqrt(v[c] / (1 - std::pow(b2, t))) + eps);
+      CHECK(w[c] == doctest::Approx(rw[c]).epsilon(1e-5));
+      CHECK(state[c] == doctest::Approx(m[c]).epsilon(1e-5));
+      CHECK(state[2 + c] == doctest::Approx(v[c]).epsilon(1e-5));
+    }
+    CHECK(state[4] == static_cast<float>(t));
+  }
+}
+
 TEST_CASE("model: row-wise Adagrad rows hold one state float: 76 bytes at dim 16, not 136") {
   ModelSpec spec;
   CHECK(RowLayoutOf(spec).bytes() == 136u);

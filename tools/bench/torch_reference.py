@@ -15,7 +15,8 @@ Optimizers and what differs from strata:
 - sparse adagrad: torch.optim.Adagrad with initial_accumulator_value=--adagrad-init and eps=0,
   which is exactly strata's s += g^2; w -= lr * g / sqrt(s). sparse rowwise-adagrad: RowwiseAdagrad
   below, strata's s += mean(g^2) over the row; w -= lr * g / sqrt(s), one s a row (TorchRec's
-  EXACT_ROWWISE_ADAGRAD without eps). sparse sgd: torch.optim.SGD.
+  EXACT_ROWWISE_ADAGRAD without eps). sparse adam: lazy_adam below, strata's lazy Adam with a
+  step count a row (torch.optim.SparseAdam counts steps per table). sparse sgd: torch.optim.SGD.
 - dense adam: torch.optim.Adam(betas=(0.9, 0.999), eps=1e-8), the same bias-corrected form as
   strata's. dense sgd: torch.optim.SGD.
 - vocabulary: one row per (slot, token) seen in train OR eval, built before training. A token
@@ -88,7 +89,7 @@ def parse_args():
     p.add_argument("--epochs", type=int, default=1, help="passes over the training data")
     p.add_argument("--lr-sparse", type=float, default=0.05, help="embedding learning rate")
     p.add_argument("--lr-dense", type=float, default=0.001, help="MLP learning rate")
-    p.add_argument("--sparse-optimizer", choices=("adagrad", "rowwise-adagrad", "sgd"), default="adagrad",
+    p.add_argument("--sparse-optimizer", choices=("adagrad", "rowwise-adagrad", "adam", "sgd"), default="adagrad",
                    help="embedding optimizer")
     p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam",
                    help="MLP optimizer")
@@ -214,6 +215,8 @@ def main():
                                          initial_accumulator_value=a.adagrad_init)
     elif a.sparse_optimizer == "rowwise-adagrad":
         opt_sparse = rowwise_adagrad(torch, emb.weight, a.lr_sparse, a.adagrad_init)
+    elif a.sparse_optimizer == "adam":
+        opt_sparse = lazy_adam(torch, emb.weight, a.lr_sparse)
     else:
         opt_sparse = torch.optim.SGD(emb.parameters(), lr=a.lr_sparse)
     if a.dense_optimizer == "adam":
@@ -270,6 +273,33 @@ def rowwise_adagrad(torch, weight, lr, initial):
             weight[rows] -= lr * values / self.sums[rows].sqrt().unsqueeze(1)
 
     return RowwiseAdagrad()
+
+
+def lazy_adam(torch, weight, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    """strata's lazy Adam on an embedding table: the rows a step touched move their moments
+    and their own step count t, and w -= lr * m^ / (sqrt(v^) + eps), bias-corrected by t."""
+    class LazyAdam(torch.optim.Optimizer):
+        def __init__(self):
+            super().__init__([weight], {"lr": lr})
+            self.m = torch.zeros_like(weight)
+            self.v = torch.zeros_like(weight)
+            self.t = torch.zeros(weight.shape[0], dtype=weight.dtype)
+
+        @torch.no_grad()
+        def step(self):
+            if weight.grad is None:
+                return
+            g = weight.grad.coalesce()
+            rows, values = g.indices()[0], g.values()
+            self.t[rows] += 1
+            t = self.t[rows].unsqueeze(1)
+            self.m[rows] = beta1 * self.m[rows] + (1 - beta1) * values
+            self.v[rows] = beta2 * self.v[rows] + (1 - beta2) * values * values
+            m_hat = self.m[rows] / (1 - beta1 ** t)
+            v_hat = self.v[rows] / (1 - beta2 ** t)
+            weight[rows] -= lr * m_hat / (v_hat.sqrt() + eps)
+
+    return LazyAdam()
 
 
 if __name__ == "__main__":

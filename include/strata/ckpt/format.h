@@ -36,8 +36,9 @@
 //   rows-<r>.h5               attrs on /rows: rank i32, dim i32
 //     /rows/keys              u64 (n)
 //     /rows/embedding         f32 (n, dim)
-//     /rows/state             f32 (n, S)         optimizer state, S = dim (adagrad, sgd) or 1
-//                                                (rowwise-adagrad) (common/row.h)
+//     /rows/state             f32 (n, S)         optimizer state, S = dim (adagrad, sgd), 1
+//                                                (rowwise-adagrad) or 2 dim + 1 (adam: m, v,
+//                                                steps) (common/row.h)
 //     /rows/freq              u32 (n)
 //     /rows/last_pass         u32 (n)
 //   Row i of every dataset is one row; keys are distinct and all owned by rank r

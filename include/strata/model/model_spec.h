@@ -14,7 +14,7 @@ namespace strata {
 // Widest embedding --embedding-dim accepts.
 constexpr int kMaxEmbeddingDim = 1024;
 
-enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad };
+enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam };
 enum class DenseOptimizerKind { kAdam, kSgd };
 
 struct ModelSpec {
@@ -37,9 +37,14 @@ struct ModelSpec {
 };
 
 // Floats of sparse optimizer state a row holds: one a coordinate (Adagrad, and SGD, which
-// keeps them unread), or one a row (row-wise Adagrad: about half the bytes of a row).
+// keeps them unread), one a row (row-wise Adagrad: about half the bytes of a row), or two a
+// coordinate and the row's step count (lazy Adam).
 inline int SparseStateFloats(const ModelSpec& spec) {
-  return spec.sparse_optimizer == SparseOptimizerKind::kRowwiseAdagrad ? 1 : spec.embedding_dim;
+  switch (spec.sparse_optimizer) {
+    case SparseOptimizerKind::kRowwiseAdagrad: return 1;
+    case SparseOptimizerKind::kAdam: return 2 * spec.embedding_dim + 1;
+    default: return spec.embedding_dim;
+  }
 }
 
 // The flag and checkpoint name of a sparse optimizer.
@@ -48,6 +53,7 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
     case SparseOptimizerKind::kAdagrad: return "adagrad";
     case SparseOptimizerKind::kSgd: return "sgd";
     case SparseOptimizerKind::kRowwiseAdagrad: return "rowwise-adagrad";
+    case SparseOptimizerKind::kAdam: return "adam";
   }
   return "?";
 }

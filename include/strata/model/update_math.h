@@ -39,6 +39,25 @@ STRATA_HD inline void RowwiseAdagradUpdate(float* w, float* s, const float* g, i
   for (int c = 0; c < dim; ++c) w[c] -= scale * g[c];
 }
 
+// Lazy Adam on one row (TensorFlow's LazyAdam, with a step count of the row's own): the
+// row's moments m, v (dim each) and step count t move only in the steps that touch the row:
+// t += 1; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; w -= lr m^ / (sqrt(v^) + eps), with
+// m^, v^ bias-corrected by the row's t. (t is a float: past 2^24 steps it stops counting,
+// where the corrections are 1 to float precision.)
+constexpr float kSparseAdamBeta1 = 0.9f;
+constexpr float kSparseAdamBeta2 = 0.999f;
+constexpr float kSparseAdamEps = 1e-8f;
+STRATA_HD inline void LazyAdamUpdate(float* w, float* m, float* v, float* t, const float* g, int dim, float lr) {
+  *t += 1.0f;
+  const float bc1 = 1.0f - powf(kSparseAdamBeta1, *t);
+  const float bc2 = 1.0f - powf(kSparseAdamBeta2, *t);
+  for (int c = 0; c < dim; ++c) {
+    m[c] = kSparseAdamBeta1 * m[c] + (1.0f - kSparseAdamBeta1) * g[c];
+    v[c] = kSparseAdamBeta2 * v[c] + (1.0f - kSparseAdamBeta2) * g[c] * g[c];
+    w[c] -= lr * (m[c] / bc1) / (sqrtf(v[c] / bc2) + kSparseAdamEps);
+  }
+}
+
 // Plain SGD: w -= lr * g.
 STRATA_HD inline void SgdUpdate(float* w, float g, float lr) { *w -= lr * g; }
 
