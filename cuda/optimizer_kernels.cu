@@ -13,8 +13,15 @@ __device__ void CountTouch(uint32_t* row, int floats, uint32_t count, uint32_t p
   row[floats + 1] = pass;
 }
 
+// The per-coordinate optimizers' settings.
+struct CoordinateStep {
+  SparseOptimizerKind kind;
+  float lr, l1, l2, beta;  // FTRL's strengths and smoothing
+  int state_floats;
+};
+
 __global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
-                                  int dim, bool adagrad, float lr, uint32_t pass) {
+                                  int dim, CoordinateStep k, uint32_t pass) {
   const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (idx >= n * dim) return;
   const size_t i = idx / dim;
@@ -22,12 +29,14 @@ __global__ void SparseApplyKernel(uint32_t* const* rows, const float* grads, con
   uint32_t* row = rows[i];
   if (row == nullptr) return;
   float* embedding = reinterpret_cast<float*>(row);
-  if (adagrad) {
-    AdagradUpdate(&embedding[c], &embedding[dim + c], grads[idx], lr);
+  if (k.kind == SparseOptimizerKind::kAdagrad) {
+    AdagradUpdate(&embedding[c], &embedding[dim + c], grads[idx], k.lr);
+  } else if (k.kind == SparseOptimizerKind::kFtrl) {
+    FtrlUpdate(&embedding[c], &embedding[dim + c], &embedding[2 * dim + c], grads[idx], k.lr, k.l1, k.l2, k.beta);
   } else {
-    SgdUpdate(&embedding[c], grads[idx], lr);
+    SgdUpdate(&embedding[c], grads[idx], k.lr);
   }
-  if (c == 0) CountTouch(row, 2 * dim, counts[i], pass);
+  if (c == 0) CountTouch(row, dim + k.state_floats, counts[i], pass);
 }
 
 __global__ void PerRowKernel(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n, int dim,
@@ -66,8 +75,8 @@ Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32
     PerRowKernel<<<GridFor(n), kBlock, 0, stream>>>(rows, grads, counts, n, dim, kind == SparseOptimizerKind::kAdam,
                                                     lr, pass);
   } else {
-    const bool adagrad = spec.sparse_optimizer == SparseOptimizerKind::kAdagrad;
-    SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, adagrad, lr, pass);
+    const CoordinateStep k{kind, lr, spec.ftrl_l1, spec.ftrl_l2, spec.ftrl_beta, SparseStateFloats(spec)};
+    SparseApplyKernel<<<GridFor(n * dim), kBlock, 0, stream>>>(rows, grads, counts, n, dim, k, pass);
   }
   STRATA_CUDA_LAUNCHED();
   return Status::OK();

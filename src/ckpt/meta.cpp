@@ -1,4 +1,5 @@
 // meta.h5: writing, reading and the resume compatibility check (layout in ckpt/format.h).
+#include <array>
 #include <filesystem>
 
 #include "ckpt/file_sync.h"
@@ -10,6 +11,13 @@ namespace strata::ckpt {
 namespace {
 
 const char* DenseName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
+
+// FTRL's attrs of /model, with the fields they hold (optional on read: older files lack them).
+template <typename Spec>
+auto FtrlAttrs(Spec* m) {
+  return std::array{std::pair{"ftrl_l1", &m->ftrl_l1}, std::pair{"ftrl_l2", &m->ftrl_l2},
+                    std::pair{"ftrl_beta", &m->ftrl_beta}};
+}
 
 std::string Widths(const std::vector<int>& mlp) {
   std::string s;
@@ -35,6 +43,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m.lr_dense, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m.adagrad_initial_accumulator, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m.init_scale, w));
+  for (const auto& [name, value] : FtrlAttrs(&m)) STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
   return h5::WriteAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m.seed, w);
 }
 
@@ -72,10 +81,13 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m->lr_dense, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m->adagrad_initial_accumulator, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m->init_scale, w));
+  for (const auto& [name, value] : FtrlAttrs(m)) {  // optional: older files lack them
+    if (h5::HasAttr(g.get(), name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
+  }
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
   bool known = false;
   for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad,
-                                SparseOptimizerKind::kAdam}) {
+                                SparseOptimizerKind::kAdam, SparseOptimizerKind::kFtrl}) {
     if (sparse == SparseOptimizerName(k)) m->sparse_optimizer = k, known = true;
   }
   if (!known) return Status::Corruption(w + ": unknown sparse_optimizer '" + sparse + "'");

@@ -23,8 +23,14 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
     emb[c] = spec.init_scale * (2.0f * u - 1.0f);
   }
   // Adam's moments and step count start at zero; Adagrad's sums at the initial accumulator.
-  const float state_init = spec.sparse_optimizer == SparseOptimizerKind::kAdam ? 0.0f : spec.adagrad_initial_accumulator;
+  const float state_init = spec.sparse_optimizer == SparseOptimizerKind::kAdam ||
+                                   spec.sparse_optimizer == SparseOptimizerKind::kFtrl
+                               ? 0.0f
+                               : spec.adagrad_initial_accumulator;
   for (int c = 0; c < layout.state_floats; ++c) state[c] = state_init;
+  if (spec.sparse_optimizer == SparseOptimizerKind::kFtrl) {  // FTRL-proximal starts at w = 0 (z = n = 0)
+    for (int c = 0; c < spec.embedding_dim; ++c) emb[c] = 0.0f;
+  }
   layout.SetFreq(row, 0);
   layout.SetLastPass(row, 0);
 }
@@ -43,6 +49,11 @@ void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* st
       break;
     case SparseOptimizerKind::kAdam:
       LazyAdamUpdate(embedding, state, state + dim, state + 2 * dim, grad, dim, lr);
+      break;
+    case SparseOptimizerKind::kFtrl:
+      for (int c = 0; c < dim; ++c) {
+        FtrlUpdate(&embedding[c], &state[c], &state[dim + c], grad[c], lr, spec.ftrl_l1, spec.ftrl_l2, spec.ftrl_beta);
+      }
       break;
   }
 }

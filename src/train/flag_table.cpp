@@ -150,6 +150,7 @@ std::vector<FlagDef> ModelFlags() {
             {{"adagrad", SparseOptimizerKind::kAdagrad},
              {"rowwise-adagrad", SparseOptimizerKind::kRowwiseAdagrad},
              {"adam", SparseOptimizerKind::kAdam},
+             {"ftrl", SparseOptimizerKind::kFtrl},
              {"sgd", SparseOptimizerKind::kSgd}}),
       Words(Flag("dense-optimizer", model, "WORD", "optimizer of the MLP"), &M::dense_optimizer,
             {{"adam", DenseOptimizerKind::kAdam}, {"sgd", DenseOptimizerKind::kSgd}}),
@@ -165,6 +166,9 @@ std::vector<FlagDef> ModelFlags() {
              Interval{0, false, 1, false}),
       Number(Flag("adagrad-init", model, "X", "initial Adagrad accumulator of a new row"), &M::adagrad_initial_accumulator, Positive()),
       Number(Flag("init-scale", model, "X", "new embeddings are uniform(-s, s) from (key, seed)"), &M::init_scale, AtLeast(0)),
+      Number(Flag("ftrl-l1", model, "X", "FTRL: L1 strength (a weight with |z| <= l1 is exactly 0)"), &M::ftrl_l1, AtLeast(0)),
+      Number(Flag("ftrl-l2", model, "X", "FTRL: L2 strength"), &M::ftrl_l2, AtLeast(0)),
+      Number(Flag("ftrl-beta", model, "X", "FTRL: rate smoothing, lr / (beta + sqrt(n))"), &M::ftrl_beta, Positive()),
       Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),
   };
 }

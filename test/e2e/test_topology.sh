@@ -3,7 +3,8 @@
 # logloss within 1e-6, identical key counts, and rows within 1e-5 relative, with a
 # learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
 # element-wise Adagrad, row-wise Adagrad (whose run also resumes exactly from a mid-run
-# checkpoint on another topology) and lazy Adam.
+# checkpoint on another topology), lazy Adam and FTRL with L1 (whose zeroed rows
+# strata-inspect summary counts).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -30,13 +31,12 @@ print(f"{b} vs {a}: eval logloss {rb['eval_logloss']!r} (|diff| {diff:.3g}), bit
 PY
   /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-$1" "$dir/rows-$2" "$3"
 }
-for opt in adagrad rowwise-adagrad adam; do
-  extra=(--sparse-optimizer "$opt")
-  [ "$opt" = rowwise-adagrad ] && extra+=(--checkpoint-dir "$dir/ck-$opt" --checkpoint-every-passes 1 --keep-checkpoints 10)
-  for topo in 1x4 2x2 4x1; do
-    run "$opt-$topo" "$topo" "${extra[@]}"
-    [ "$topo" = 1x4 ] && extra=(--sparse-optimizer "$opt")  # checkpoints from the 1x4 run only
-  done
+for opt in adagrad rowwise-adagrad adam ftrl; do
+  flags=(--sparse-optimizer "$opt")
+  [ "$opt" = ftrl ] && flags+=(--ftrl-l1 0.002 --ftrl-l2 0.01)  # L1 strong enough to zero rows
+  checkpoints=(--checkpoint-dir "$dir/ck-$opt" --checkpoint-every-passes 1 --keep-checkpoints 10)
+  run "$opt-1x4" 1x4 "${flags[@]}" "${checkpoints[@]}"
+  for topo in 2x2 4x1; do run "$opt-$topo" "$topo" "${flags[@]}"; done
   same_model "$opt-1x4" "$opt-2x2" 1e-5
   same_model "$opt-1x4" "$opt-4x1" 1e-5
 done
@@ -47,3 +47,7 @@ run rowwise-resumed 2x2 --sparse-optimizer rowwise-adagrad --resume="$second"
 same_model rowwise-adagrad-1x4 rowwise-resumed 1e-5
 expect 1 "cannot resume: --sparse-optimizer rowwise-adagrad in the checkpoint, adagrad now" \
   run refused 1x4 --resume="$second"
+"$INSPECT" summary "$dir/ck-ftrl" >"$dir/ftrl-summary.txt" || die_with_log "$dir/ftrl-summary.txt" "summary failed"
+zero=$(sed -n 's/^rows .* \([0-9][0-9]*\) with every weight 0$/\1/p' "$dir/ftrl-summary.txt")
+[ "${zero:-0}" -gt 0 ] || die_with_log "$dir/ftrl-summary.txt" "FTRL's L1 left no row at exactly 0"
+echo "ok: FTRL with L1: $zero rows with every weight exactly 0 (strata-inspect summary)"

@@ -129,6 +129,42 @@ TEST_CASE("model: lazy Adam moves a row's moments and step count only when a ste
   }
 }
 
+TEST_CASE("model: FTRL-proximal follows the reference from a zero row and zeroes by L1") {
+  ModelSpec spec;
+  spec.embedding_dim = 2;
+  spec.sparse_optimizer = SparseOptimizerKind::kFtrl;
+  spec.lr_sparse = 0.1f;
+  spec.ftrl_l1 = 0.05f;
+  spec.ftrl_l2 = 0.5f;
+  spec.ftrl_beta = 1.0f;
+  const RowLayout layout = RowLayoutOf(spec);
+  CHECK(layout.state_floats == 4);  // z (2), n (2)
+  auto row = NewRow(spec, 11);
+  float* w = RowLayout::Embedding(row.data());
+  float* state = layout.State(row.data());
+  for (int i = 0; i < 2; ++i) CHECK(w[i] == 0.0f);  // z = n = 0: the row starts at zero
+  for (int i = 0; i < 4; ++i) CHECK(state[i] == 0.0f);
+  // The reference, in double (McMahan et al. 2013, alpha = lr).
+  const double a = 0.1, l1 = 0.05, l2 = 0.5, beta = 1.0;
+  double z[2] = {state[0], state[1]}, n[2] = {0, 0}, rw[2] = {w[0], w[1]};
+  std::vector<std::vector<float>> grads = {{0.5f, -0.01f}, {0.2f, 0.02f}, {-1.0f, 0.01f}, {0.3f, 0.0f}};
+  for (size_t step = 0; step < grads.size(); ++step) {
+    std::vector<float>& g = grads[step];
+    if (step == 3) g[1] = static_cast<float>(-z[1]);  // takes z[1] near 0, inside [-l1, l1]
+    ApplySparseRow(spec, spec.lr_sparse, w, state, g.data());
+    for (int c = 0; c < 2; ++c) {
+      const double n_new = n[c] + double(g[c]) * g[c];
+      z[c] += g[c] - (std::sqrt(n_new) - std::sqrt(n[c])) / a * rw[c];
+      n[c] = n_new;
+      rw[c] = std::fabs(z[c]) <= l1 ? 0.0 : -(z[c] - std::copysign(l1, z[c])) / ((beta + std::sqrt(n[c])) / a + l2);
+      CHECK(w[c] == doctest::Approx(rw[c]).epsilon(1e-4));
+    }
+  }
+  CHECK(w[1] == 0.0f);  // |z| <= l1: exactly zero
+  CHECK(rw[1] == 0.0);
+  CHECK(w[0] != 0.0f);
+}
+
 TEST_CASE("model: row-wise Adagrad rows hold one state float: 76 bytes at dim 16, not 136") {
   ModelSpec spec;
   CHECK(RowLayoutOf(spec).bytes() == 136u);

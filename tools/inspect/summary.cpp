@@ -1,4 +1,5 @@
 // strata-inspect summary and verify: what a checkpoint holds, and whether it is intact.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -90,6 +91,8 @@ Status Summary(const Args& args) {
   uint64_t total = 0, bytes = FileSize(path + "/" + ckpt::kMetaFileName);
   std::printf("files        %s %llu bytes\n", ckpt::kMetaFileName, static_cast<unsigned long long>(bytes));
   std::map<int, uint64_t> per_slot;
+  uint64_t zero_rows = 0;  // every embedding weight exactly 0 (FTRL's L1 zeroes rows)
+  const RowLayout layout = RowLayoutOf(meta.model);
   for (int r = 0; r < meta.ranks; ++r) {
     const std::string file = ckpt::RankFileName(r);
     const uint64_t size = FileSize(path + "/" + file);
@@ -97,13 +100,17 @@ Status Summary(const Args& args) {
                 static_cast<unsigned long long>(meta.rank_files[r].rows), static_cast<unsigned long long>(size));
     total += meta.rank_files[r].rows;
     bytes += size;
-    STRATA_RETURN_IF_ERROR(ckpt::ScanRankFile(path, meta, r, [&](const uint64_t* k, size_t n, const uint8_t*) {
-      for (size_t i = 0; i < n; ++i) ++per_slot[SlotOfKey(k[i])];
+    STRATA_RETURN_IF_ERROR(ckpt::ScanRankFile(path, meta, r, [&](const uint64_t* k, size_t n, const uint8_t* rows) {
+      for (size_t i = 0; i < n; ++i) {
+        ++per_slot[SlotOfKey(k[i])];
+        const float* w = RowLayout::Embedding(rows + i * layout.bytes());
+        zero_rows += std::all_of(w, w + layout.dim, [](float x) { return x == 0.0f; }) ? 1 : 0;
+      }
       return Status::OK();
     }));
   }
-  std::printf("rows         %llu in %llu bytes\n", static_cast<unsigned long long>(total),
-              static_cast<unsigned long long>(bytes));
+  std::printf("rows         %llu in %llu bytes; %llu with every weight 0\n", static_cast<unsigned long long>(total),
+              static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(zero_rows));
   const std::vector<std::string> names = SlotNames(meta);
   for (const auto& [slot, n] : per_slot) {
     const bool named = slot < static_cast<int>(names.size());

@@ -22,6 +22,7 @@
 //     /model                  group, attrs: num_slots, num_dense, embedding_dim i32,
 //                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
 //                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
+//                                    ftrl_l1, ftrl_l2, ftrl_beta f32 (optional on read),
 //                                    seed u64
 //     /progress/data_position u64 (workers)      lines of its chunk each global worker
 //                                                has consumed in the current epoch
@@ -37,8 +38,8 @@
 //     /rows/keys              u64 (n)
 //     /rows/embedding         f32 (n, dim)
 //     /rows/state             f32 (n, S)         optimizer state, S = dim (adagrad, sgd), 1
-//                                                (rowwise-adagrad) or 2 dim + 1 (adam: m, v,
-//                                                steps) (common/row.h)
+//                                                (rowwise-adagrad), 2 dim (ftrl: z, n) or
+//                                                2 dim + 1 (adam: m, v, steps) (common/row.h)
 //     /rows/freq              u32 (n)
 //     /rows/last_pass         u32 (n)
 //   Row i of every dataset is one row; keys are distinct and all owned by rank r

@@ -14,7 +14,7 @@ namespace strata {
 // Widest embedding --embedding-dim accepts.
 constexpr int kMaxEmbeddingDim = 1024;
 
-enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam };
+enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam, kFtrl };
 enum class DenseOptimizerKind { kAdam, kSgd };
 
 struct ModelSpec {
@@ -29,6 +29,9 @@ struct ModelSpec {
   float lr_dense = 0.001f;
   LrSchedule schedule;             // of both rates, by global step (not part of the model's shape)
   float adagrad_initial_accumulator = 1e-6f;  // keeps the first step finite
+  float ftrl_l1 = 0.0f;            // FTRL-proximal: L1 strength (weights with |z| <= l1 are 0)
+  float ftrl_l2 = 0.0f;            // FTRL-proximal: L2 strength
+  float ftrl_beta = 1.0f;          // FTRL-proximal: the rate's smoothing, alpha / (beta + sqrt(n))
   float init_scale = 0.01f;        // embedding init: uniform(-s, s) from (key, seed)
   uint64_t seed = 2026;
 
@@ -37,12 +40,13 @@ struct ModelSpec {
 };
 
 // Floats of sparse optimizer state a row holds: one a coordinate (Adagrad, and SGD, which
-// keeps them unread), one a row (row-wise Adagrad: about half the bytes of a row), or two a
-// coordinate and the row's step count (lazy Adam).
+// keeps them unread), one a row (row-wise Adagrad: about half the bytes of a row), two a
+// coordinate (FTRL's z and n), or two a coordinate and the row's step count (lazy Adam).
 inline int SparseStateFloats(const ModelSpec& spec) {
   switch (spec.sparse_optimizer) {
     case SparseOptimizerKind::kRowwiseAdagrad: return 1;
     case SparseOptimizerKind::kAdam: return 2 * spec.embedding_dim + 1;
+    case SparseOptimizerKind::kFtrl: return 2 * spec.embedding_dim;
     default: return spec.embedding_dim;
   }
 }
@@ -54,6 +58,7 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
     case SparseOptimizerKind::kSgd: return "sgd";
     case SparseOptimizerKind::kRowwiseAdagrad: return "rowwise-adagrad";
     case SparseOptimizerKind::kAdam: return "adam";
+    case SparseOptimizerKind::kFtrl: return "ftrl";
   }
   return "?";
 }

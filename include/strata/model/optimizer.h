@@ -25,7 +25,8 @@ namespace strata {
 
 // Writes a fresh row of RowLayoutOf(spec).bytes() bytes: embedding coordinate c
 // is uniform(-init_scale, init_scale) from a counter-based hash of (key, seed, c); every state
-// float = adagrad_initial_accumulator (also for SGD, which never reads it), 0 for Adam; freq = 0;
+// float = adagrad_initial_accumulator (also for SGD, which never reads it), 0 for Adam; FTRL
+// rows start at zero, weights and state (z = n = 0), as FTRL-proximal does; freq = 0;
 // last pass = 0.
 void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row);
 
@@ -33,7 +34,8 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row);
 // state (SparseStateFloats(spec) floats) from grad (dim floats, the gradient summed over the global step).
 // Adagrad: state += g^2; w -= lr g / sqrt(state). Row-wise Adagrad: state += mean(g^2);
 // w -= lr g / sqrt(state). Adam (lazy): state = [m (dim), v (dim), steps], update_math.h's
-// LazyAdamUpdate. SGD: w -= lr g; state untouched.
+// LazyAdamUpdate. FTRL: state = [z (dim), n (dim)], update_math.h's FtrlUpdate with alpha = lr.
+// SGD: w -= lr g; state untouched.
 void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* state, const float* grad);
 
 class DenseOptimizer {

@@ -58,6 +58,17 @@ STRATA_HD inline void LazyAdamUpdate(float* w, float* m, float* v, float* t, con
   }
 }
 
+// FTRL-proximal (McMahan et al. 2013) on one coordinate, alpha = lr: with n' = n + g^2,
+// z += g - (sqrt(n') - sqrt(n)) / alpha * w; n = n'; then w = 0 where |z| <= l1, else
+// w = -(z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2).
+STRATA_HD inline void FtrlUpdate(float* w, float* z, float* n, float g, float lr, float l1, float l2, float beta) {
+  const float n_new = *n + g * g;
+  *z += g - (sqrtf(n_new) - sqrtf(*n)) / lr * *w;
+  *n = n_new;
+  const float az = fabsf(*z);
+  *w = az <= l1 ? 0.0f : -(*z - copysignf(l1, *z)) / ((beta + sqrtf(*n)) / lr + l2);
+}
+
 // Plain SGD: w -= lr * g.
 STRATA_HD inline void SgdUpdate(float* w, float g, float lr) { *w -= lr * g; }
 
