@@ -160,6 +160,7 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CompareOneStep(g, SparseOptimizerKind::kSgd, DenseOptimizerKind::kSgd);
     CompareOneStep(g, SparseOptimizerKind::kRowwiseAdagrad, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdam, DenseOptimizerKind::kAdam);
+    CompareOneStep(g, SparseOptimizerKind::kFtrl, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
   }
 }
