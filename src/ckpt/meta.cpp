@@ -10,8 +10,6 @@
 namespace strata::ckpt {
 namespace {
 
-const char* DenseName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
-
 // FTRL's attrs of /model, with the fields they hold (optional on read: older files lack them).
 template <typename Spec>
 auto FtrlAttrs(Spec* m) {
@@ -38,7 +36,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mean_slots", m.mean_slots, w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseOptimizerName(m.sparse_optimizer), w));
-  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseName(m.dense_optimizer), w));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseOptimizerName(m.dense_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m.lr_sparse, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m.lr_dense, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m.adagrad_initial_accumulator, w));
@@ -286,7 +284,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
   if (c.mean_slots != spec.mean_slots) return differ("mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(spec.mean_slots));
   if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseOptimizerName(c.sparse_optimizer), SparseOptimizerName(spec.sparse_optimizer));
-  if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseName(c.dense_optimizer), DenseName(spec.dense_optimizer));
+  if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseOptimizerName(c.dense_optimizer), DenseOptimizerName(spec.dense_optimizer));
   return Status::OK();
 }
 

@@ -163,6 +163,10 @@ TEST_CASE("model: FTRL-proximal follows the reference from a zero row and zeroes
   CHECK(w[1] == 0.0f);  // |z| <= l1: exactly zero
   CHECK(rw[1] == 0.0);
   CHECK(w[0] != 0.0f);
+  // A rate of 0 (a schedule decayed to --end-lr 0) leaves the row as it is, finite.
+  const std::vector<uint8_t> before = row;
+  ApplySparseRow(spec, 0.0f, w, state, grads[0].data());
+  CHECK(row == before);
 }
 
 TEST_CASE("model: row-wise Adagrad rows hold one state float: 76 bytes at dim 16, not 136") {

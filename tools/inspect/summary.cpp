@@ -83,7 +83,7 @@ Status Summary(const Args& args) {
   std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
               m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
               SparseOptimizerName(m.sparse_optimizer), m.lr_sparse, RowLayoutOf(m).bytes(),
-              m.dense_optimizer == DenseOptimizerKind::kAdam ? "adam" : "sgd", m.lr_dense,
+              DenseOptimizerName(m.dense_optimizer), m.lr_dense,
               static_cast<unsigned long long>(m.seed));
   if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());
   if (!meta.train_input.empty()) std::printf("input        %s\n", meta.train_input.c_str());

@@ -63,6 +63,9 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
   return "?";
 }
 
+// The flag and checkpoint name of a dense optimizer.
+inline const char* DenseOptimizerName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
+
 // The layout of the rows of a model (common/row.h).
 inline RowLayout RowLayoutOf(const ModelSpec& spec) { return RowLayout(spec.embedding_dim, SparseStateFloats(spec)); }
 

@@ -60,8 +60,10 @@ STRATA_HD inline void LazyAdamUpdate(float* w, float* m, float* v, float* t, con
 
 // FTRL-proximal (McMahan et al. 2013) on one coordinate, alpha = lr: with n' = n + g^2,
 // z += g - (sqrt(n') - sqrt(n)) / alpha * w; n = n'; then w = 0 where |z| <= l1, else
-// w = -(z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2).
+// w = -(z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2). A step at rate 0 (a schedule
+// decayed to --end-lr 0) changes nothing: alpha divides.
 STRATA_HD inline void FtrlUpdate(float* w, float* z, float* n, float g, float lr, float l1, float l2, float beta) {
+  if (lr <= 0.0f) return;
   const float n_new = *n + g * g;
   *z += g - (sqrtf(n_new) - sqrtf(*n)) / lr * *w;
   *n = n_new;
