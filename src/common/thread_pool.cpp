@@ -1,10 +1,17 @@
 // ThreadPool: generation-counted fork/join over a shared index counter.
 #include "strata/common/thread_pool.h"
 
+#include "strata/common/thread_name.h"
+
 namespace strata {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  for (int i = 1; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      NameThisThread("strata-worker");
+      Work();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {

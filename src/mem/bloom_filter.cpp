@@ -40,11 +40,16 @@ void BloomFilter::Add(uint64_t key) {
   ++added_;
 }
 
+void BloomFilter::Prefetch(uint64_t key) const {
+  const uint64_t h = KeyHash(key);
+  for (const Filter& f : filters_) __builtin_prefetch(&f.blocks[BlockIndex(f, h)]);
+}
+
 // The chain's blocks are fetched together first: a key absent from all of them (most
 // lookups) costs about one cache miss, not one a filter.
 bool BloomFilter::MayContain(uint64_t key) const {
+  Prefetch(key);
   const uint64_t h = KeyHash(key);
-  for (const Filter& f : filters_) __builtin_prefetch(&f.blocks[BlockIndex(f, h)]);
   for (const Filter& f : filters_) {
     if (f.count == 0) continue;
     const Block& block = f.blocks[BlockIndex(f, h)];

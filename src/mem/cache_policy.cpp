@@ -50,6 +50,11 @@ void CachePolicy::BeginPass(int pass) {
 
 CachePolicy::Handle CachePolicy::Find(uint64_t key) const { return index_.Find(key, Keys()); }
 
+void CachePolicy::Prefetch(uint64_t key) const {
+  index_.Prefetch(key);
+  for (const auto& [pass, filter] : absent_pins_) filter.Prefetch(key);
+}
+
 CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
   Handle h;
   if (!free_.empty()) {

@@ -125,7 +125,7 @@ class MemPsImpl final : public MemPs {
     std::vector<Handle> cached(n);  // each key's handle or kNone; no eviction takes these
     STRATA_RETURN_IF_ERROR(FindAndMakeRoom(keys, groups, cached.data()));
     std::vector<size_t> probe;  // uncached keys the backing store may already hold
-    ForEachInGroups(groups, [&](Stripe& s, size_t i) {
+    ForEachInGroups(groups, keys, [&](Stripe& s, size_t i) {
       const uint8_t* row = rows + i * row_bytes_;
       const Handle h = cached[i];
       if (h != CachePolicy::kNone) {
@@ -295,18 +295,30 @@ class MemPsImpl final : public MemPs {
   // Calls visit(stripe, i) for each i < n with the stripe of keys[i] locked, stripe by
   // stripe: one lock a stripe, and each stripe's index and filter stay in the CPU's cache
   // while its keys are handled.
+  // The index slots and filter blocks of the key kPrefetchAhead places on are loaded while
+  // a key is handled, so the loop waits for about one cache miss a key, not several.
+  static constexpr uint32_t kPrefetchAhead = 8;
   template <typename Visit>
   void ForEachByStripe(const uint64_t* keys, size_t n, const Visit& visit) const {
-    ForEachInGroups(GroupByStripe(keys, n), visit);
+    ForEachInGroups(GroupByStripe(keys, n), keys, visit);
   }
   template <typename Visit>
-  void ForEachInGroups(const StripeGroups& g, const Visit& visit) const {
+  void ForEachInGroups(const StripeGroups& g, const uint64_t* keys, const Visit& visit) const {
     for (size_t j = 0; j < stripes_.size(); ++j) {
-      if (g.begin[j] == g.begin[j + 1]) continue;
+      const uint32_t begin = g.begin[j], end = g.begin[j + 1];
+      if (begin == end) continue;
       Stripe& s = *stripes_[j];
       std::lock_guard lock(s.mu);
-      for (uint32_t k = g.begin[j]; k < g.begin[j + 1]; ++k) visit(s, g.order[k]);
+      for (uint32_t k = begin; k < std::min(end, begin + kPrefetchAhead); ++k) Prefetch(s, keys[g.order[k]]);
+      for (uint32_t k = begin; k < end; ++k) {
+        if (k + kPrefetchAhead < end) Prefetch(s, keys[g.order[k + kPrefetchAhead]]);
+        visit(s, g.order[k]);
+      }
     }
+  }
+  void Prefetch(const Stripe& s, uint64_t key) const {
+    s.policy.Prefetch(key);
+    if (bloom_enabled_) s.bloom.Prefetch(key);
   }
 
   uint64_t Frequency(const Stripe& s, Handle h, const uint8_t* row) const {
@@ -362,7 +374,9 @@ class MemPsImpl final : public MemPs {
     return EvictStripes([&](Stripe& s, size_t j) {
       spared.clear();
       size_t incoming = 0;
-      for (uint32_t k = groups.begin[j]; k < groups.begin[j + 1]; ++k) {
+      const uint32_t end = groups.begin[j + 1];
+      for (uint32_t k = groups.begin[j]; k < end; ++k) {
+        if (k + kPrefetchAhead < end) s.policy.Prefetch(keys[groups.order[k + kPrefetchAhead]]);
         const uint32_t i = groups.order[k];
         handles[i] = s.policy.Find(keys[i]);
         if (handles[i] == CachePolicy::kNone) {

@@ -24,21 +24,23 @@ Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   return Status::OK();
 }
 
-// Before a pass's pull the MEM-PS evicts down to its budget, here on the Pull stage's
-// thread, so its writes to the SSD-PS overlap training instead of lengthening the
-// write-back.
+// Before a pass's pull the write-back buffer is applied and the MEM-PS evicts down to its
+// budget, here on the Pull stage's thread, so its writes to the SSD-PS overlap training
+// instead of lengthening the pass.
 Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held) {
-  if (n == 0) return Status::OK();
-  if (mem_) {
-    std::lock_guard lock(mu_);
-    bool announced;
-    {
-      std::lock_guard a(announce_mu_);
-      announced = announced_.count(pass) > 0;
-    }
-    if (!announced) mem_->Pin(keys, n, pass);
-    STRATA_RETURN_IF_ERROR(mem_->Evict());
+  if (mem_ || WriteBackPending()) {
+    STRATA_RETURN_IF_ERROR(Exclusive([&] {
+      if (!mem_ || n == 0) return Status::OK();
+      bool announced;
+      {
+        std::lock_guard a(announce_mu_);
+        announced = announced_.count(pass) > 0;
+      }
+      if (!announced) mem_->Pin(keys, n, pass);
+      return mem_->Evict();
+    }));
   }
+  if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
   STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows));
   for (size_t i = 0; i < n; ++i) held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
@@ -47,6 +49,7 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
 
 Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) {
   if (n == 0) return Status::OK();
+  if (WriteBackPending()) STRATA_RETURN_IF_ERROR(Exclusive([] { return Status::OK(); }));
   std::shared_lock lock(mu_);
   return ReadRows(keys, n, rows);
 }
@@ -74,15 +77,50 @@ void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned) {
 }
 
 Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
-  std::lock_guard lock(mu_);
-  return store_->Put(keys, n, rows);
+  if (n == 0) return Status::OK();
+  if (mem_) return Exclusive([&] { return store_->Put(keys, n, rows); });
+  WriteBack wb;
+  wb.keys.assign(keys, keys + n);
+  wb.rows.assign(rows, rows + n * row_bytes_);
+  std::lock_guard lock(write_back_mu_);
+  write_back_.push_back(std::move(wb));
+  return Status::OK();
 }
 
-// The MEM-PS moves to the next pass here, under the lock the write-back holds anyway,
-// rather than when that pass starts training: the next pass's pull may be reading the
-// store then, and training would wait for it.
 Status ShardServer::Release(int pass) {
-  std::lock_guard lock(mu_);
+  if (mem_) return Exclusive([&] { return ReleaseNow(pass); });
+  WriteBack wb;
+  wb.released = pass;
+  std::lock_guard lock(write_back_mu_);
+  write_back_.push_back(std::move(wb));
+  return Status::OK();
+}
+
+bool ShardServer::WriteBackPending() {
+  std::lock_guard lock(write_back_mu_);
+  return !write_back_.empty();
+}
+
+Status ShardServer::ApplyWriteBack() {
+  std::vector<WriteBack> pending;
+  {
+    std::lock_guard lock(write_back_mu_);
+    std::swap(pending, write_back_);
+  }
+  for (WriteBack& wb : pending) {
+    if (wb.released >= 0) {
+      STRATA_RETURN_IF_ERROR(ReleaseNow(wb.released));
+      continue;
+    }
+    STRATA_RETURN_IF_ERROR(store_->Put(wb.keys.data(), wb.keys.size(), wb.rows.data()));
+    std::vector<uint8_t>().swap(wb.rows);  // freed as soon as stored
+  }
+  return Status::OK();
+}
+
+// The MEM-PS moves to the next pass here, not when that pass starts training: the next
+// pass's pull may be reading the store then, and training would wait for it.
+Status ShardServer::ReleaseNow(int pass) {
   in_flight_.erase(pass);
   {
     std::lock_guard a(announce_mu_);
@@ -93,15 +131,21 @@ Status ShardServer::Release(int pass) {
   return mem_->BeginPass(pass + 1);
 }
 
-Status ShardServer::Load(const uint64_t* keys, size_t n, const uint8_t* rows) {
+Status ShardServer::Exclusive(const std::function<Status()>& fn) {
   std::lock_guard lock(mu_);
-  STRATA_RETURN_IF_ERROR(store_->Put(keys, n, rows));
-  return mem_ ? mem_->Evict() : Status::OK();
+  STRATA_RETURN_IF_ERROR(ApplyWriteBack());
+  return fn();
+}
+
+Status ShardServer::Load(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  return Exclusive([&] {
+    STRATA_RETURN_IF_ERROR(store_->Put(keys, n, rows));
+    return mem_ ? mem_->Evict() : Status::OK();
+  });
 }
 
 Status ShardServer::WithStore(const std::function<Status(RowStore&)>& fn) {
-  std::lock_guard lock(mu_);
-  return fn(*store_);
+  return Exclusive([&] { return fn(*store_); });
 }
 
 Status ShardServer::Counters(TierCounters* out) {
@@ -134,9 +178,11 @@ Status ShardServer::Counters(TierCounters* out) {
   return Status::OK();
 }
 
-uint64_t ShardServer::num_keys() {
-  std::shared_lock lock(mu_);
-  return store_->num_keys();
+Status ShardServer::NumKeys(uint64_t* out) {
+  return Exclusive([&] {
+    *out = store_->num_keys();
+    return Status::OK();
+  });
 }
 
 }  // namespace strata

@@ -46,15 +46,30 @@ CompactIndex::CompactIndex() : blocks_(size_t{1} << kMinBlockBits), block_bits_(
 // Fingerprints are uniform over the block's range, so the entry's rank is close to its
 // proportional position: start there and step (a few entries, one or two cache lines).
 CompactIndex::Slot CompactIndex::Locate(uint64_t tag) const {
-  Block* b = const_cast<Block*>(&blocks_[tag >> (kTagBits - block_bits_)]);
+  Block* b = const_cast<Block*>(&BlockOf(tag));
   const uint64_t fp = tag & kFingerprintMask;
-  const int low_bits = kTagBits - block_bits_;  // the fingerprint bits below the block bits
   const uint8_t* d = b->data.get();
-  uint32_t at = static_cast<uint32_t>(((fp & ((uint64_t{1} << low_bits) - 1)) * b->count) >> low_bits);
+  uint32_t at = StartOf(*b, tag);
   while (at > 0 && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
   while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
   const bool found = at < b->count && Fingerprint(LoadEntry(d, at)) == fp;
   return Slot{b, at, found};
+}
+
+const CompactIndex::Block& CompactIndex::BlockOf(uint64_t tag) const { return blocks_[tag >> (kTagBits - block_bits_)]; }
+
+// The fingerprint bits below the block bits, scaled to the block's count.
+uint32_t CompactIndex::StartOf(const Block& b, uint64_t tag) const {
+  const int low_bits = kTagBits - block_bits_;
+  return static_cast<uint32_t>(((tag & ((uint64_t{1} << low_bits) - 1)) * b.count) >> low_bits);
+}
+
+void CompactIndex::PrefetchHeader(uint64_t key) const { __builtin_prefetch(&BlockOf(TagOf(key))); }
+
+void CompactIndex::PrefetchEntries(uint64_t key) const {
+  const uint64_t tag = TagOf(key);
+  const Block& b = BlockOf(tag);
+  if (b.count > 0) __builtin_prefetch(b.data.get() + size_t{StartOf(b, tag)} * kEntryBytes);
 }
 
 uint32_t* CompactIndex::Overflowed(uint64_t key) {

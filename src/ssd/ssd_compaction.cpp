@@ -24,6 +24,7 @@
 
 #include <algorithm>
 
+#include "strata/common/thread_name.h"
 #include "ssd/ssd_store_impl.h"
 
 namespace strata::ssd {
@@ -63,6 +64,7 @@ void SsdStoreImpl::Schedule() {
 }
 
 void SsdStoreImpl::BackgroundLoop() {
+  NameThisThread("strata-compact");
   std::unique_lock lk(mu_);
   for (;;) {
     bg_cv_.wait(lk, [this] { return bg_pending_ || shutting_down_; });

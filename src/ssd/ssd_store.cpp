@@ -241,11 +241,11 @@ void SsdStoreImpl::LookUp(const uint64_t* keys, size_t n, uint8_t* found,
   wants->reserve(n);
   {
     std::shared_lock lk(index_mu_);
-    for (size_t i = 0; i < n; ++i) {
+    index_.ForEachPrefetched(keys, n, [&](size_t i) {
       uint32_t loc = 0;
       found[i] = index_.Find(keys[i], &loc);
       if (found[i]) wants->emplace_back(loc, i);
-    }
+    });
     if (!wants->empty()) *segs = slots_;
   }
   std::sort(wants->begin(), wants->end());
@@ -372,11 +372,11 @@ Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* row
   }
   {
     std::unique_lock lk(index_mu_);
-    for (size_t i = 0; i < n; ++i) {
+    index_.ForEachPrefetched(keys, n, [&](size_t i) {
       uint32_t old = 0;
       if (index_.Upsert(keys[i], in_store[i] != 0, locs[i], &old)) --slots_[codec_.Slot(old)]->live;
       ++slots_[codec_.Slot(locs[i])]->live;
-    }
+    });
   }
   user_bytes_written_ += n * opts_.row_bytes;
   // A cache's sealed segments are compactable at once, and overwrites make them stale.

@@ -5,6 +5,7 @@
 
 #include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
+#include "strata/common/thread_name.h"
 
 namespace strata {
 namespace {
@@ -59,9 +60,18 @@ Status PassPipeline::StartThreads() {
   read_q_ = std::make_unique<BoundedQueue<PassData>>(depth + 1);
   pull_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
   ready_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
-  threads_.emplace_back([this] { ReadLoop(); });
-  threads_.emplace_back([this] { PullLoop(); });
-  threads_.emplace_back([this] { StageLoop(); });
+  threads_.emplace_back([this] {
+    NameThisThread("strata-read");
+    ReadLoop();
+  });
+  threads_.emplace_back([this] {
+    NameThisThread("strata-pull");
+    PullLoop();
+  });
+  threads_.emplace_back([this] {
+    NameThisThread("strata-stage");
+    StageLoop();
+  });
   return Status::OK();
 }
 

@@ -188,7 +188,9 @@ class Job {
     t.loss_here = progress_.loss_sum;
     t.ranks = comm_->size();
     t.workers = parts_.workers;
-    int64_t keys[1] = {static_cast<int64_t>(parts_.server->num_keys())};
+    uint64_t stored = 0;
+    STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.server->NumKeys(&stored)));
+    int64_t keys[1] = {static_cast<int64_t>(stored)};
     STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(keys, 1));
     t.keys = keys[0];
     if (!o_.export_rows.empty()) {

@@ -137,6 +137,8 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
 
   // Push-back: every pulled key comes home exactly once.
   REQUIRE(ex.PushBack(routing, test::ExportFrom(got, rows, rb)).ok());
+  uint64_t stored = 0;
+  REQUIRE(owner.server->NumKeys(&stored).ok());  // applies the buffered write-back
   ok = true;
   for (auto [k, times] : owner.store->puts()) ok &= times == 1 && OwnerRank(k, ranks) == comm.rank();
   int64_t total[1] = {static_cast<int64_t>(owner.store->puts().size())};

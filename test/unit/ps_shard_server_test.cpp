@@ -1,5 +1,6 @@
-// ShardServer: row creation, pass consistency flags, MEM-PS pins across evictions, and
-// the lock-held store calls, against the in-memory store and a MEM-PS over it.
+// ShardServer: row creation, pass consistency flags, MEM-PS pins across evictions, the
+// deferred write-back, and the lock-held store calls, against the in-memory store and a
+// MEM-PS over it.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -41,7 +42,9 @@ TEST_CASE("shard server: absent rows are created from (key, seed), stored rows c
   REQUIRE(server.Store(&keys[1], 1, stored.data()).ok());
   REQUIRE(server.PullReadOnly(keys.data(), keys.size(), rows.data()).ok());
   CHECK(std::memcmp(&rows[rb], stored.data(), rb) == 0);
-  CHECK(server.num_keys() == 1);  // pulls create rows for the requester, never in the store
+  uint64_t stored_keys = 0;
+  REQUIRE(server.NumKeys(&stored_keys).ok());
+  CHECK(stored_keys == 1);  // pulls create rows for the requester, never in the store
 }
 
 TEST_CASE("shard server: a pull flags rows that an earlier pass in flight holds, until it is released") {
@@ -111,6 +114,30 @@ TEST_CASE("shard server: pulled passes stay cached until released; then eviction
   REQUIRE(c.server->Counters(&t).ok());
   CHECK(t[TierCounters::kCacheHits] + t[TierCounters::kCacheMisses] > 0);
   CHECK(t[TierCounters::kSsdRowsWritten] == 4);
+}
+
+TEST_CASE("shard server: in DRAM, write-backs wait in order for the next pull; two passes may share keys") {
+  const size_t rb = RowLayout(4, 4).bytes();
+  auto counting = std::make_unique<test::CountingStore>(rb);
+  test::CountingStore* backing = counting.get();
+  ShardServer server(Spec(), std::move(counting), nullptr);
+  const std::vector<uint64_t> keys = {1, 2, 3, 4, 5};
+  std::vector<uint8_t> rows(keys.size() * rb), held(keys.size());
+  REQUIRE(server.Pull(0, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  server.Hold(0, IndexOf(keys));
+  REQUIRE(server.Pull(1, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  server.Hold(1, IndexOf(keys));
+  const std::vector<uint8_t> first(keys.size() * rb, 0x11), second(keys.size() * rb, 0x22);
+  // Both passes come home before any pull applies them: the buffer holds the same keys twice.
+  REQUIRE(server.Store(keys.data(), keys.size(), first.data()).ok());
+  REQUIRE(server.Release(0).ok());
+  REQUIRE(server.Store(keys.data(), keys.size(), second.data()).ok());
+  REQUIRE(server.Release(1).ok());
+  CHECK(backing->puts().empty());  // nothing applied yet
+  REQUIRE(server.Pull(2, keys.data(), keys.size(), rows.data(), held.data()).ok());
+  CHECK(held == std::vector<uint8_t>(keys.size(), 0));  // both passes released by the pull
+  CHECK(rows == second);  // the newer pass's rows win
+  CHECK(backing->puts().at(1) == 2);  // each Store became a Put of its own
 }
 
 TEST_CASE("shard server: Load stores and evicts; WithStore sees every row") {

@@ -24,6 +24,8 @@ class BloomFilter {
 
   void Add(uint64_t key);
   bool MayContain(uint64_t key) const;
+  // Starts loading the blocks MayContain(key) and Add(key) read (prefetch a few keys ahead).
+  void Prefetch(uint64_t key) const;
 
   size_t keys_added() const { return added_; }
   size_t memory_bytes() const;

@@ -79,6 +79,10 @@ class CachePolicy {
 
   // The row's handle, or kNone when the key is not cached.
   Handle Find(uint64_t key) const;
+  // Starts loading what Find, Insert and PinKey of key read first (its index slots and its
+  // bits in the filters of pins of absent keys), so a caller handling many keys can overlap
+  // their cache misses: call it a few keys ahead.
+  void Prefetch(uint64_t key) const;
 
   // Adds an absent key with frequency 0, untouched, pinned for the passes PinKey named for
   // it while it was absent, and returns its handle: the last one freed, else

@@ -1,21 +1,34 @@
 // ShardServer: the owner side of the sharded parameter server on one rank, in the style of
 // ps-lite's KVServer request handle. It owns the rank's row store stack (the DRAM map, or
 // the MEM-PS over the SSD-PS), the lock that orders pulls against write-backs, the set of
-// passes in flight, the MEM-PS pins, and the creation of rows never seen before. The
-// exchange (strata/comm/param_exchange.h) calls it with the keys other ranks ask for.
+// passes in flight, the MEM-PS pins, the creation of rows never seen before, and the
+// write-back buffer. The exchange (strata/comm/param_exchange.h) calls it with the keys
+// other ranks ask for.
 //
 // Pass consistency: a pass is in flight from the end of its pull until its rows are home
-// (Release). A pull for pass p flags every row that an earlier pass in flight holds, so
-// the requester takes that pass's final row instead of the stale stored one.
+// (its Release applied). A pull for pass p flags every row that an earlier pass in flight
+// holds, so the requester takes that pass's final row instead of the stale stored one.
+//
+// Write-back where the slack is. With every row in DRAM, Store and Release only buffer what
+// they are given (a copy of the rows: the one extra copy of a pass's returned rows this
+// rank keeps), and the buffer is applied by the next call that reads or changes the store:
+// the next pull, which the Pull stage makes while the next pass trains, so the store's
+// inserts never hold up the training thread; or a read-only pull, Load, WithStore or
+// NumKeys. The released passes leave the in-flight set when it is applied. With a MEM-PS,
+// Store and Release apply at once, on the caller's thread: there the Pull stage (evictions,
+// SSD-PS reads) is the slower one, and a buffered pass would sit outside the cache's DRAM
+// budget.
 //
 // Promises:
 //   - A row never stored is created from (key, seed) by InitRow, the same on every rank.
 //   - Rows come back exactly as last stored (tiers move bytes, never change them).
 //   - A pull sees either a row before its pass's write-back with the flag, or after it.
+//   - Every call that reads the store sees every Store made before it started.
 //
 // Thread safety: every call is safe from any thread. Pulls, read-only pulls and
 // announcements share the lock and run beside each other (the Pull stage's and the
-// training thread's); Store, Release, Load, Evict-before-pull and WithStore hold it alone.
+// training thread's); applying the write-back buffer, Load, Evict-before-pull and
+// WithStore hold it alone. A buffering Store or Release takes only the buffer's own lock.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +39,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <vector>
 
 #include "strata/common/key_index.h"
 #include "strata/common/status.h"
@@ -78,11 +92,12 @@ class ShardServer {
   // After the pull of `pass`: owned holds the keys of this rank that the pass now holds.
   void Hold(int pass, std::shared_ptr<const KeyIndex> owned);
 
-  // Pass-end write-back of returned rows: keys (n), rows (n, row_bytes).
+  // Pass-end write-back of returned rows: keys (n), rows (n, row_bytes); buffered without
+  // a MEM-PS (see above).
   Status Store(const uint64_t* keys, size_t n, const uint8_t* rows);
 
-  // Every row of `pass` is home: it leaves the in-flight set, the MEM-PS unpins it and
-  // moves on to the next pass.
+  // Every row of `pass` was stored: once the buffer is applied, the pass leaves the
+  // in-flight set, and the MEM-PS unpins it and moves on to the next pass.
   Status Release(int pass);
 
   // Resume: stores rows (n, row_bytes) and evicts down to the cache budget.
@@ -91,12 +106,30 @@ class ShardServer {
   // Runs fn on the store with the lock held alone (checkpoints, exports).
   Status WithStore(const std::function<Status(RowStore&)>& fn);
 
-  // The counters now. The SSD-PS's are read once its disk use is within its bound (2x the
-  // live rows plus one segment; SsdStore::WaitForDiskBound), so every pass's record is.
+  // The counters now (a buffered write-back is not applied first). The SSD-PS's are read
+  // once its disk use is within its bound (2x the live rows plus one segment;
+  // SsdStore::WaitForDiskBound), so every pass's record is.
   Status Counters(TierCounters* out);
-  uint64_t num_keys();
+  // Keys stored (the buffer applied first).
+  Status NumKeys(uint64_t* out);
 
  private:
+  // One Store's rows (each Store's keys are distinct; two passes' Stores may share keys),
+  // or a Release (pass >= 0), in the order they were made.
+  struct WriteBack {
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> rows;
+    int released = -1;
+  };
+
+  // Applies the write-back buffer in order: rows go into the store, released passes leave
+  // the in-flight set and the MEM-PS unpins them. REQUIRES: mu_ held alone.
+  Status ApplyWriteBack();
+  bool WriteBackPending();
+  // The pass leaves the in-flight set; the MEM-PS unpins it. REQUIRES: mu_ held alone.
+  Status ReleaseNow(int pass);
+  // Applies the buffer and runs fn, with mu_ held alone.
+  Status Exclusive(const std::function<Status()>& fn);
   // REQUIRES: mu_ held (shared or alone).
   Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows);
   bool HeldBefore(int pass, uint64_t key) const;
@@ -111,6 +144,8 @@ class ShardServer {
   std::map<int, std::shared_ptr<const KeyIndex>> in_flight_;  // protected by mu_
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
   std::set<int> announced_;  // protected by announce_mu_: passes announced, not yet released
+  std::mutex write_back_mu_;  // Store and Release hold only this; taken after mu_, never before
+  std::vector<WriteBack> write_back_;  // protected by write_back_mu_
 };
 
 }  // namespace strata
