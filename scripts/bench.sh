@@ -303,6 +303,9 @@ ltm_case() {
     --zipf "$zipf" --seed 7 | sed 's/^/  datagen: /'
   local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim "$dim" --mlp 128,64
                --batch-size 1024 --pass-examples "$pass" --threads 2)
+  local plan
+  plan=$($MPIRUN -np 1 "$TRAIN" "${flags[@]}" --mem-cache-gb "$cache" --ssd-dir "$dir" --ssd-io direct --dry-run \
+         | awk '$1 == "DRAM" {print $2 * 1e9}')
   run_strata 1 "$WORK/ltm-$name-cached.log" "$WORK/ltm-$name-cached.jsonl" "${flags[@]}" --mem-cache-gb "$cache" \
     --ssd-dir "$dir" --ssd-io direct
   rm -rf "$dir"
@@ -328,6 +331,9 @@ ltm_case() {
     "${per_row[dram]}" "$(ratio "${per_row[dram]}" "$row_bytes")" "${auc[dram]}"
   summary_add "larger than memory, $name: cached / in DRAM (examples/s)" "$(ratio "${eps[cached]}" "${eps[dram]}")"
   summary_add "larger than memory, $name: peak RSS cached, GB" "$(awk -v r="${rss[cached]}" 'BEGIN {printf "%.2f", r / 1e9}')"
+  printf '  --dry-run plan of the cached run: %.2f GB of DRAM against its peak RSS of %.2f GB\n' \
+    "$(awk -v p="$plan" 'BEGIN {print p / 1e9}')" "$(awk -v r="${rss[cached]}" 'BEGIN {print r / 1e9}')"
+  summary_add "larger than memory, $name: --dry-run DRAM plan / peak RSS (bar 0.8-1.2)" "$(ratio "$plan" "${rss[cached]}")"
   summary_add "larger than memory, $name: DRAM a cached row / row bytes" "$(ratio "${per_row[cached]}" "$row_bytes")"
   summary_add "larger than memory, $name: DRAM a stored row / row bytes" "$(ratio "${per_row[dram]}" "$row_bytes")"
   summary_add "larger than memory, $name: eval AUC cached == in DRAM" "$([ "${auc[cached]}" = "${auc[dram]}" ] && echo yes || echo "no (${auc[cached]} vs ${auc[dram]})")"

@@ -1,5 +1,6 @@
 // strata-train: the SPMD entry point. Parses flags and starts MPI, then runs the training
-// job. Exit status: 0 done; 2 a bad flag or config file (usage); 3 stopped by SIGTERM or
+// job. Exit status: 0 done (or the memory plan printed, with --dry-run); 2 a bad flag or
+// config file, or a memory plan larger than the node (usage); 3 stopped by SIGTERM or
 // SIGUSR1 at a pass boundary, after its checkpoint (run again with --resume=auto); 1 any
 // other error (input data, I/O, communication, device), reported once by rank 0 after all
 // ranks agreed on it, or an uncaught exception such as running out of memory (fatal_error.h).
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
   }
   strata::InstallStopHandlers();
   st = strata::RunTraining(options, &comm);
+  if (st.code() == strata::Status::Code::kUsage) {
+    if (comm.rank() == 0) fmt::print(stderr, "strata-train: {}\n", st.message());
+    return 2;
+  }
   if (st.code() == strata::Status::Code::kStopped) {
     if (comm.rank() == 0) fmt::print(stderr, "strata-train: {}\n", st.message());
     return 3;

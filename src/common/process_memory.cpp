@@ -7,17 +7,26 @@
 
 namespace strata {
 
-int64_t PeakRssBytes() {
+namespace {
+
+// The kB figure of /proc/self/status's line `format` reads (e.g. "VmHWM: %ld kB"), in bytes.
+int64_t StatusBytes(const char* format) {
   std::FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return 0;
   char line[256];
   int64_t kb = 0;
   while (std::fgets(line, sizeof(line), f)) {
-    if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    if (std::sscanf(line, format, &kb) == 1) break;
   }
   std::fclose(f);
   return kb * 1024;
 }
+
+}  // namespace
+
+int64_t PeakRssBytes() { return StatusBytes("VmHWM: %ld kB"); }
+
+int64_t CurrentRssBytes() { return StatusBytes("VmRSS: %ld kB"); }
 
 void ReturnFreedMemory() {
 #ifdef __GLIBC__

@@ -18,6 +18,7 @@ std::string Status::ToString() const {
     case Code::kDeviceError: name = "Device error"; break;
     case Code::kResourceExhausted: name = "Resource exhausted"; break;
     case Code::kStopped: name = "Stopped"; break;
+    case Code::kUsage: name = "Usage"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -185,6 +185,9 @@ std::vector<FlagDef> RunFlags() {
       Number(Flag("pass-examples", run, "N", "examples per pass across the job"), &O::pass_examples, Positive()),
       Number(Flag("epochs", run, "N", "passes over the training data"), &O::epochs, Positive()),
       Number(Flag("eval-every-passes", run, "N", "also evaluate every N passes (0: only at the end)"), &O::eval_every_passes, AtLeast(0)),
+      Number(Flag("dram-limit-gb", run, "X", "DRAM a rank may plan for, in GB; 0: what its node has available (MemAvailable or the cgroup's limit, shared by the node's ranks)"), &O::dram_limit_gb, AtLeast(0)),
+      Implicit(Words(Flag("dry-run", run, "WORD", "print the memory plan (HBM, DRAM, disk a rank, from the flags and the input's first two passes) and exit; --dry-run alone: on"), &O::dry_run,
+                     {{"on", true}, {"off", false}}), "on"),
   };
 }
 

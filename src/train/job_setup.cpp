@@ -11,10 +11,12 @@
 #include <thread>
 #include <utility>
 
+#include "strata/common/process_memory.h"
 #include "strata/common/row.h"
 #include "strata/data/chunk_reader.h"
 #include "strata/data/input_files.h"
 #include "strata/model/mlp.h"
+#include "train/memory_plan.h"
 #include "train/row_stores.h"
 
 namespace strata {
@@ -95,11 +97,7 @@ Status CheckOutputDirs(const TrainOptions& o, int rank) {
 // set of activations and their gradients per local worker.
 Status CheckDenseModelFits(const TrainOptions& o) {
   const Mlp mlp(o.model);
-  double activations = 0;
-  for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
-  activations += 2.0 * o.batch_size * mlp.input_width();
-  const double need = 4.0 * ((4.0 + o.workers_per_rank) * static_cast<double>(mlp.num_params()) +
-                             o.workers_per_rank * activations);
+  const double need = DenseModelBytes(o);
   const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   if (have <= 0 || need <= have) return Status::OK();
   std::string widths;
@@ -141,6 +139,27 @@ void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm
 
 }  // namespace
 
+Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
+  out->workers = comm->size() * o.workers_per_rank;
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o, &out->train_plan));
+  out->has_eval = !o.eval.empty();
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o, &out->eval_plan));
+  return Status::OK();
+}
+
+Status PlanJobMemory(const TrainOptions& o, Comm* comm, const JobParts& parts) {
+  KeySample keys;
+  STRATA_RETURN_IF_ERROR(SampleKeys(o, parts.train_plan, comm, &keys));
+  const bool gpu = o.device == "cuda";  // "auto" plans for the host; a GPU only gains room
+  const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
+  const double have = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
+  if (comm->rank() == 0) {
+    fmt::print("{}", FormatPlan(plan, keys, have));
+    std::fflush(stdout);
+  }
+  return comm->AgreeOn(CheckPlanFits(plan, have));
+}
+
 Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts* out) {
   Status local = CheckOutputDirs(o, comm->rank());
   if (local.ok() && comm->rank() == 0 && !o.checkpoint_dir.empty()) {
@@ -148,9 +167,6 @@ Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o, &out->train_plan));
-  out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o, &out->eval_plan));
   if (comm->rank() == 0) PrintStartLine(program, o, *comm, *out);
   return Status::OK();
 }

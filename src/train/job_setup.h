@@ -27,7 +27,15 @@ struct JobParts {
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
 };
 
-// program names the tool in the start-up line ("strata-train", "strata-predict").
+// The shard plans of the training and evaluation input (collective; first).
+Status PlanJobInput(const TrainOptions& options, Comm* comm, JobParts* out);
+
+// Rank 0 prints the memory plan (train/memory_plan.h); a usage error on every rank when a
+// rank's DRAM plan exceeds what its node has. After PlanJobInput, before SetUpJob.
+Status PlanJobMemory(const TrainOptions& options, Comm* comm, const JobParts& parts);
+
+// The output directories, the backend and the stores, after PlanJobInput. program names
+// the tool in the start-up line ("strata-train", "strata-predict").
 Status SetUpJob(const char* program, const TrainOptions& options, Comm* comm, JobParts* out);
 
 }  // namespace strata

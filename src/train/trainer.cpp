@@ -32,6 +32,9 @@ class Job {
   Job(const TrainOptions& o, Comm* comm) : o_(o), comm_(comm), checkpointer_(o, comm) {}
 
   Status Run() {
+    STRATA_RETURN_IF_ERROR(PlanJobInput(o_, comm_, &parts_));
+    STRATA_RETURN_IF_ERROR(PlanJobMemory(o_, comm_, parts_));
+    if (o_.dry_run) return Status::OK();
     STRATA_RETURN_IF_ERROR(SetUpJob("strata-train", o_, comm_, &parts_));
     exchange_ = std::make_unique<ParamExchange>(comm_, parts_.server.get());
     steps_ = std::make_unique<StepLoop>(comm_, exchange_.get(), parts_.hbm.get(), parts_.pool.get(), parts_.workers,

@@ -53,13 +53,14 @@ for flag in --checkpoint-dir --export-rows --export-delta-dir; do
 done
 # A diverging run stops at the pass whose loss is not finite, on every rank.
 expect 1 "training diverged in pass 0: its train logloss is .*nan" run2 --train "$good" --eval "$dir/data/eval.tsv" --lr-dense 1e38
-# A dense model larger than the machine is refused before setup, naming --mlp; one that
-# passes that check but not the address-space limit ends every rank within seconds with
-# one line per rank (not an uncaught std::bad_alloc's abort).
-expect 1 "\-\-mlp 100000,100000 .*more than this machine's" run2 --train "$good" --mlp 100000,100000
+# A dense model larger than the node is refused by the memory plan before setup (exit 2,
+# naming --mlp); one of about 4 GB, within the plan but not within the address-space
+# limit, ends every rank within seconds with one line per rank (not an uncaught
+# std::bad_alloc's abort).
+expect 2 "its largest part is dense model.*lower --mlp" run2 --train "$good" --mlp 100000,100000
 limited() { (ulimit -v 4000000; "$@"); }
 expect 1 "rank [01]: fatal: out of memory .*lower --pass-examples|more than this machine's" \
-  limited run2 --train "$good" --mlp 20000,20000
+  limited run2 --train "$good" --mlp 14000,14000
 # A huge bad field is quoted by its start and length, not echoed whole.
 /usr/bin/python3 -c "
 import sys

@@ -16,7 +16,8 @@ Optimizers and what differs from strata:
   which is exactly strata's s += g^2; w -= lr * g / sqrt(s). sparse rowwise-adagrad: RowwiseAdagrad
   below, strata's s += mean(g^2) over the row; w -= lr * g / sqrt(s), one s a row (TorchRec's
   EXACT_ROWWISE_ADAGRAD without eps). sparse adam: lazy_adam below, strata's lazy Adam with a
-  step count a row (torch.optim.SparseAdam counts steps per table). sparse sgd: torch.optim.SGD.
+  step count a row (torch.optim.SparseAdam counts steps per table). sparse ftrl: ftrl below,
+  strata's FTRL-proximal, z and n a coordinate, embeddings starting at 0 as strata's do. sparse sgd: torch.optim.SGD.
 - dense adam: torch.optim.Adam(betas=(0.9, 0.999), eps=1e-8), the same bias-corrected form as
   strata's. dense sgd: torch.optim.SGD.
 - vocabulary: one row per (slot, token) seen in train OR eval, built before training. A token
@@ -89,8 +90,11 @@ def parse_args():
     p.add_argument("--epochs", type=int, default=1, help="passes over the training data")
     p.add_argument("--lr-sparse", type=float, default=0.05, help="embedding learning rate")
     p.add_argument("--lr-dense", type=float, default=0.001, help="MLP learning rate")
-    p.add_argument("--sparse-optimizer", choices=("adagrad", "rowwise-adagrad", "adam", "sgd"), default="adagrad",
-                   help="embedding optimizer")
+    p.add_argument("--sparse-optimizer", choices=("adagrad", "rowwise-adagrad", "adam", "ftrl", "sgd"),
+                   default="adagrad", help="embedding optimizer")
+    p.add_argument("--ftrl-l1", type=float, default=0.0, help="FTRL: L1 strength")
+    p.add_argument("--ftrl-l2", type=float, default=0.0, help="FTRL: L2 strength")
+    p.add_argument("--ftrl-beta", type=float, default=1.0, help="FTRL: rate smoothing")
     p.add_argument("--dense-optimizer", choices=("adam", "sgd"), default="adam",
                    help="MLP optimizer")
     p.add_argument("--adagrad-init", type=float, default=1e-6,
@@ -195,6 +199,8 @@ def main():
     emb = nn.Embedding(num_rows, E, padding_idx=0, sparse=True)
     with torch.no_grad():
         emb.weight.uniform_(-a.init_scale, a.init_scale)
+        if a.sparse_optimizer == "ftrl":
+            emb.weight.zero_()  # FTRL's weights are a function of z and n, both 0 at first
         emb.weight[0].zero_()
     layers, width = [], rows.shape[1] * E + x.shape[1]
     for h in a.hidden + [1]:
@@ -217,6 +223,8 @@ def main():
         opt_sparse = rowwise_adagrad(torch, emb.weight, a.lr_sparse, a.adagrad_init)
     elif a.sparse_optimizer == "adam":
         opt_sparse = lazy_adam(torch, emb.weight, a.lr_sparse)
+    elif a.sparse_optimizer == "ftrl":
+        opt_sparse = ftrl(torch, emb.weight, a.lr_sparse, a.ftrl_l1, a.ftrl_l2, a.ftrl_beta)
     else:
         opt_sparse = torch.optim.SGD(emb.parameters(), lr=a.lr_sparse)
     if a.dense_optimizer == "adam":
@@ -255,52 +263,69 @@ def main():
           f"eval_logloss={eval_logloss:.6f}")
 
 
-def rowwise_adagrad(torch, weight, lr, initial):
-    """strata's row-wise Adagrad on an embedding table: one accumulator a row, s += mean(g^2)
-    over the row, w -= lr * g / sqrt(s), on the rows the step touched (the sparse gradient's)."""
-    class RowwiseAdagrad(torch.optim.Optimizer):
+def sparse_row_optimizer(torch, weight, lr, update):
+    """An optimizer of an embedding table's touched rows: step() calls update(rows, values) with
+    the rows the step's sparse gradient names and their gradients summed over the batch."""
+    class RowOptimizer(torch.optim.Optimizer):
         def __init__(self):
             super().__init__([weight], {"lr": lr})
-            self.sums = torch.full((weight.shape[0],), initial, dtype=weight.dtype)
-
-        @torch.no_grad()
-        def step(self):
-            if weight.grad is None:
-                return
-            g = weight.grad.coalesce()  # the sparse embedding's gradient, summed per row
-            rows, values = g.indices()[0], g.values()
-            self.sums[rows] += (values * values).mean(dim=1)
-            weight[rows] -= lr * values / self.sums[rows].sqrt().unsqueeze(1)
-
-    return RowwiseAdagrad()
-
-
-def lazy_adam(torch, weight, lr, beta1=0.9, beta2=0.999, eps=1e-8):
-    """strata's lazy Adam on an embedding table: the rows a step touched move their moments
-    and their own step count t, and w -= lr * m^ / (sqrt(v^) + eps), bias-corrected by t."""
-    class LazyAdam(torch.optim.Optimizer):
-        def __init__(self):
-            super().__init__([weight], {"lr": lr})
-            self.m = torch.zeros_like(weight)
-            self.v = torch.zeros_like(weight)
-            self.t = torch.zeros(weight.shape[0], dtype=weight.dtype)
 
         @torch.no_grad()
         def step(self):
             if weight.grad is None:
                 return
             g = weight.grad.coalesce()
-            rows, values = g.indices()[0], g.values()
-            self.t[rows] += 1
-            t = self.t[rows].unsqueeze(1)
-            self.m[rows] = beta1 * self.m[rows] + (1 - beta1) * values
-            self.v[rows] = beta2 * self.v[rows] + (1 - beta2) * values * values
-            m_hat = self.m[rows] / (1 - beta1 ** t)
-            v_hat = self.v[rows] / (1 - beta2 ** t)
-            weight[rows] -= lr * m_hat / (v_hat.sqrt() + eps)
+            update(g.indices()[0], g.values())
 
-    return LazyAdam()
+    return RowOptimizer()
 
+
+def rowwise_adagrad(torch, weight, lr, initial):
+    """strata's row-wise Adagrad on an embedding table: one accumulator a row, s += mean(g^2)
+    over the row, w -= lr * g / sqrt(s), on the rows the step touched (the sparse gradient's)."""
+    sums = torch.full((weight.shape[0],), initial, dtype=weight.dtype)
+
+    def update(rows, values):
+        sums[rows] += (values * values).mean(dim=1)
+        weight[rows] -= lr * values / sums[rows].sqrt().unsqueeze(1)
+
+    return sparse_row_optimizer(torch, weight, lr, update)
+
+
+def lazy_adam(torch, weight, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    """strata's lazy Adam on an embedding table: the rows a step touched move their moments
+    and their own step count t, and w -= lr * m^ / (sqrt(v^) + eps), bias-corrected by t."""
+    m, v = torch.zeros_like(weight), torch.zeros_like(weight)
+    steps = torch.zeros(weight.shape[0], dtype=weight.dtype)
+
+    def update(rows, values):
+        steps[rows] += 1
+        t = steps[rows].unsqueeze(1)
+        m[rows] = beta1 * m[rows] + (1 - beta1) * values
+        v[rows] = beta2 * v[rows] + (1 - beta2) * values * values
+        m_hat = m[rows] / (1 - beta1 ** t)
+        v_hat = v[rows] / (1 - beta2 ** t)
+        weight[rows] -= lr * m_hat / (v_hat.sqrt() + eps)
+
+    return sparse_row_optimizer(torch, weight, lr, update)
+
+
+def ftrl(torch, weight, lr, l1, l2, beta):
+    """strata's FTRL-proximal (McMahan et al., 2013) on an embedding table, per coordinate: with
+    n' = n + g^2, z += g - (sqrt(n') - sqrt(n)) / lr * w, n = n'; then w = 0 where |z| <= l1, else
+    -(z - sign(z) l1) / ((beta + sqrt(n)) / lr + l2), on the rows the step touched."""
+    z_all, n_all = torch.zeros_like(weight), torch.zeros_like(weight)
+
+    def update(rows, values):
+        n_old = n_all[rows]
+        n_new = n_old + values * values
+        z = z_all[rows] + values - (n_new.sqrt() - n_old.sqrt()) / lr * weight[rows]
+        z_all[rows] = z
+        n_all[rows] = n_new
+        w = -(z - torch.sign(z) * l1) / ((beta + n_new.sqrt()) / lr + l2)
+        weight[rows] = torch.where(z.abs() <= l1, torch.zeros_like(w), w)
+
+    return sparse_row_optimizer(torch, weight, lr, update)
 
 if __name__ == "__main__":
     main()

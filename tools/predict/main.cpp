@@ -148,6 +148,7 @@ Status Predict(const PredictArgs& a, Comm* comm) {
   TrainOptions o;
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(OptionsFor(a, meta, *comm, &o)));
   JobParts parts;
+  STRATA_RETURN_IF_ERROR(PlanJobInput(o, comm, &parts));
   STRATA_RETURN_IF_ERROR(SetUpJob("strata-predict", o, comm, &parts));
   Checkpointer checkpointer(o, comm);
   TrainProgress progress;

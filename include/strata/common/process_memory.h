@@ -1,4 +1,4 @@
-// The process's memory as the OS sees it: its peak resident set, and handing freed heap
+// The process's memory as the OS sees it: its resident set, peak and now, and handing freed heap
 // memory back. Thread safety: both may be called from any thread.
 #pragma once
 
@@ -8,6 +8,8 @@ namespace strata {
 
 // The process's peak resident set (VmHWM), in bytes; 0 where /proc is unavailable.
 int64_t PeakRssBytes();
+// Its resident set now (VmRSS), in bytes; 0 where /proc is unavailable.
+int64_t CurrentRssBytes();
 
 // Hands freed heap memory back to the OS. The pipeline's stage threads each allocate from
 // their own malloc arena, and a pass's buffers freed there stay resident otherwise (on the

@@ -12,7 +12,7 @@ namespace strata {
 class Status {
  public:
   enum class Code { kOk = 0, kInvalidArgument, kNotFound, kCorruption, kIOError, kCommError,
-                    kDeviceError, kResourceExhausted, kStopped };
+                    kDeviceError, kResourceExhausted, kStopped, kUsage };
 
   Status() = default;
   static Status OK() { return Status(); }
@@ -24,6 +24,8 @@ class Status {
   static Status DeviceError(std::string msg) { return Status(Code::kDeviceError, std::move(msg)); }
   static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
   // Not a failure: the job stopped early on request (a signal) and can be continued.
+  // Flags that ask for what cannot work (strata-train exits 2, as for a bad flag).
+  static Status Usage(std::string msg) { return Status(Code::kUsage, std::move(msg)); }
   static Status Stopped(std::string msg) { return Status(Code::kStopped, std::move(msg)); }
 
   static Status WithCode(Code code, std::string msg) { return Status(code, std::move(msg)); }

@@ -36,6 +36,8 @@ struct TrainOptions {
   int64_t pass_examples = 262144;   // examples per pass across the job (AIBox's pass)
   int epochs = 1;
   int eval_every_passes = 0;        // 0: evaluate only at the end
+  bool dry_run = false;             // print the memory plan and stop (train/memory_plan.h)
+  double dram_limit_gb = 0;         // DRAM the plan may use a rank; 0: what the node has
   // Tiers and pipeline.
   double mem_cache_gb = 0;          // MEM-PS budget per rank; 0: all rows in DRAM, no SSD tier
   std::string ssd_dir = "strata-ssd";  // SSD-PS files, one subfolder per rank

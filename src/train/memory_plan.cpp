@@ -1,0 +1,148 @@
+// MemoryPlan (train/memory_plan.h): the sample of keys, the items, and the check.
+#include "train/memory_plan.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "strata/mem/mem_ps.h"
+#include "strata/model/mlp.h"
+#include "strata/model/optimizer.h"
+#include "strata/ssd/ssd_format.h"
+#include "train/pass_reader.h"
+
+namespace strata {
+namespace {
+
+// DRAM a row costs beyond its bytes in each structure that holds one, from their layouts:
+constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handle index (1.15x at 136 B)
+constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
+constexpr double kSsdIndexBytesPerKey = 7.4;  // the SSD-PS's compact index (ssd_bench)
+constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS
+constexpr double kKeyBytes = sizeof(uint64_t);
+
+double Sum(const std::vector<MemoryPlan::Item>& items) {
+  double s = 0;
+  for (const auto& i : items) s += i.bytes;
+  return s;
+}
+
+// An example as a batch holds it: label, dense values, one key and one offset a slot.
+double ExampleBytes(const ModelSpec& m) {
+  return 4.0 + 4.0 * m.num_dense + (kKeyBytes + 4.0) * m.num_slots;
+}
+
+}  // namespace
+
+double DenseModelBytes(const TrainOptions& o) {
+  const Mlp mlp(o.model);
+  double activations = 2.0 * o.batch_size * mlp.input_width();
+  for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
+  return 4.0 * ((4.0 + o.workers_per_rank) * static_cast<double>(mlp.num_params()) +
+                o.workers_per_rank * activations);
+}
+
+Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out) {
+  TrainOptions one_epoch = o;
+  one_epoch.epochs = 1;
+  PassReader reader(one_epoch, plan, comm->rank());
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(reader.Open(ReadPosition{})));
+  PassData first, second;
+  reader.Read(comm, &first);
+  STRATA_RETURN_IF_ERROR(first.error);
+  if (!first.last) reader.Read(comm, &second);
+  STRATA_RETURN_IF_ERROR(second.error);
+  out->pass_keys = first.keys.size();
+  std::vector<uint64_t> fresh;
+  std::set_difference(second.keys.begin(), second.keys.end(), first.keys.begin(), first.keys.end(),
+                      std::back_inserter(fresh));
+  out->new_keys = fresh.size();
+  const uint64_t lines = plan.total_lines();
+  const uint64_t per_pass = static_cast<uint64_t>(std::max<int64_t>(1, o.pass_examples));
+  out->epoch_passes = std::max<uint64_t>(1, (lines + per_pass - 1) / per_pass);
+  return Status::OK();
+}
+
+double MemoryPlan::Total(const std::vector<Item>& items) const { return Sum(items); }
+
+MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base_rss, bool gpu) {
+  const double rb = static_cast<double>(RowLayoutOf(o.model).bytes());
+  const double pass = static_cast<double>(keys.pass_keys), model = static_cast<double>(keys.model_keys());
+  const bool cached = o.mem_cache_gb > 0;
+  MemoryPlan p;
+  p.dram.push_back({"process at start (libraries, MPI, input plan)", static_cast<double>(base_rss), ""});
+  p.dram.push_back({"dense model, optimizer and activations", DenseModelBytes(o), "--mlp"});
+  if (cached) {
+    const double budget = o.mem_cache_gb * 1e9;
+    p.dram.push_back({"MEM-PS cache", std::min(budget, model * (rb + kMemPsRowOverheadBytes)), "--mem-cache-gb"});
+    p.dram.push_back({"SSD-PS index and the MEM-PS's filter", model * (kSsdIndexBytesPerKey + kWrittenFilterBytesPerKey), ""});
+    const double records = model * (rb + ssd::kRecordOverhead);
+    p.disk.push_back({"SSD-PS (at most 2x live rows + one segment)", 2 * records + o.ssd_segment_mb * (1 << 20), "--ssd-dir"});
+  } else {
+    p.dram.push_back({"every row in DRAM", model * (rb + kStoreRowOverhead), "--mem-cache-gb"});
+  }
+  const double tables = 2 * pass * (rb + kTableRowOverhead);
+  (gpu ? p.hbm : p.dram).push_back({"pass tables (training and staged)", tables, "--pass-examples"});
+  if (gpu) p.hbm.push_back({"dense model and activations", DenseModelBytes(o), "--mlp"});
+  p.dram.push_back({"passes pulled ahead", o.prefetch_passes * pass * (rb + kKeyBytes + 1), "--prefetch-passes"});
+  // The pass training, the one pulled ahead and the one the Read stage holds, as batches.
+  const double examples = static_cast<double>(o.pass_examples) / std::max(1, o.workers_per_rank);
+  p.dram.push_back({"passes read ahead (batches)", (o.prefetch_passes + 2) * examples * ExampleBytes(o.model), "--pass-examples"});
+  // Rows on the wire at pass end, and without a MEM-PS the write-back buffer.
+  p.dram.push_back({"exchange and write-back buffers", (cached ? 1 : 2) * pass * (rb + kKeyBytes), "--pass-examples"});
+  if (!o.checkpoint_dir.empty()) {
+    p.disk.push_back({fmt::format("checkpoints (--keep-checkpoints {})", o.keep_checkpoints),
+                      o.keep_checkpoints * model * (rb + kKeyBytes), "--keep-checkpoints"});
+  }
+  return p;
+}
+
+std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dram_have) {
+  std::ostringstream s;
+  s << fmt::format("memory plan of a rank: {} keys a pass, about {} in the model ({} passes an epoch)\n",
+                   keys.pass_keys, keys.model_keys(), keys.epoch_passes);
+  auto section = [&](const char* name, const std::vector<MemoryPlan::Item>& items, const std::string& tail) {
+    if (items.empty()) return;
+    s << fmt::format("  {:<5} {:>9.3f} GB{}\n", name, plan.Total(items) / 1e9, tail);
+    for (const auto& i : items) s << fmt::format("        {:>9.3f} GB  {}\n", i.bytes / 1e9, i.what);
+  };
+  section("HBM", plan.hbm, "");
+  section("DRAM", plan.dram, dram_have > 0 ? fmt::format(" of {:.3f} GB available", dram_have / 1e9) : "");
+  section("disk", plan.disk, "");
+  return s.str();
+}
+
+Status CheckPlanFits(const MemoryPlan& plan, double dram_have) {
+  const double need = plan.Total(plan.dram);
+  if (dram_have <= 0 || need <= dram_have) return Status::OK();
+  const MemoryPlan::Item* largest = nullptr;
+  for (const auto& i : plan.dram) {
+    if (!i.flag.empty() && (!largest || i.bytes > largest->bytes)) largest = &i;
+  }
+  return Status::Usage(fmt::format(
+      "the memory plan needs {:.2f} GB of DRAM a rank, more than the {:.2f} GB available; its largest part is "
+      "{} ({:.2f} GB): lower {} (run with --dry-run to see the whole plan)",
+      need / 1e9, dram_have / 1e9, largest->what, largest->bytes / 1e9, largest->flag));
+}
+
+// MemAvailable, and the cgroup v2 limit less its usage where one is set.
+double AvailableDramPerRank(int local_ranks) {
+  double have = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemAvailable:", 0) == 0) have = std::stod(line.substr(13)) * 1024;
+  }
+  std::ifstream max_file("/sys/fs/cgroup/memory.max"), current_file("/sys/fs/cgroup/memory.current");
+  std::string max_text;
+  double current = 0;
+  if (max_file >> max_text && max_text != "max" && current_file >> current) {
+    const double room = std::stod(max_text) - current;
+    if (have <= 0 || room < have) have = room;
+  }
+  return have / std::max(1, local_ranks);
+}
+
+}  // namespace strata
