@@ -150,6 +150,7 @@ Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
 Status PlanJobMemory(const TrainOptions& o, Comm* comm, const JobParts& parts) {
   KeySample keys;
   STRATA_RETURN_IF_ERROR(SampleKeys(o, parts.train_plan, comm, &keys));
+  ReturnFreedMemory();  // the sample's batches, so they do not add to the peak
   const bool gpu = o.device == "cuda";  // "auto" plans for the host; a GPU only gains room
   const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
   const double have = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
