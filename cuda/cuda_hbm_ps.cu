@@ -16,6 +16,7 @@
 // Stage beside any call but SwapIn.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -499,6 +500,21 @@ int CudaDeviceCount() {
     return 0;
   }
   return n;
+}
+
+int64_t CudaMinFreeBytes(int devices) {
+  const int n = std::min(devices, CudaDeviceCount());
+  int64_t least = 0;
+  for (int d = 0; d < n; ++d) {
+    gpu::DeviceScope scope(d);
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    least = d == 0 ? static_cast<int64_t>(free) : std::min(least, static_cast<int64_t>(free));
+  }
+  return least;
 }
 
 Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out) {

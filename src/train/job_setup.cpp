@@ -49,14 +49,16 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
   return ShardPlan::Deserialize(bytes, plan);
 }
 
+// --device cuda, or auto with a GPU visible.
+bool UsesCuda(const TrainOptions& o) { return o.device == "cuda" || (o.device == "auto" && CudaDeviceCount() > 0); }
+
 Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* out) {
   HbmOptions ho;
   ho.spec = o.model;
   ho.workers = o.workers_per_rank;
   ho.threads = threads;
   ho.max_batch = o.batch_size;
-  const bool cuda = o.device == "cuda" || (o.device == "auto" && CudaDeviceCount() > 0);
-  if (cuda) return NewCudaHbmPs(ho, out);
+  if (UsesCuda(o)) return NewCudaHbmPs(ho, out);
   *out = NewHostHbmPs(ho);
   return Status::OK();
 }
@@ -97,7 +99,7 @@ Status CheckOutputDirs(const TrainOptions& o, int rank) {
 // set of activations and their gradients per local worker.
 Status CheckDenseModelFits(const TrainOptions& o) {
   const Mlp mlp(o.model);
-  const double need = DenseModelBytes(o);
+  const double need = DenseModelBytes(o, o.workers_per_rank);
   const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   if (have <= 0 || need <= have) return Status::OK();
   std::string widths;
@@ -151,14 +153,15 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, const JobParts& parts) {
   KeySample keys;
   STRATA_RETURN_IF_ERROR(SampleKeys(o, parts.train_plan, comm, &keys));
   ReturnFreedMemory();  // the sample's batches, so they do not add to the peak
-  const bool gpu = o.device == "cuda";  // "auto" plans for the host; a GPU only gains room
+  const bool gpu = UsesCuda(o);
   const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
-  const double have = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
+  const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
+  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(o.workers_per_rank)) : 0;
   if (comm->rank() == 0) {
-    fmt::print("{}", FormatPlan(plan, keys, have));
+    fmt::print("{}", FormatPlan(plan, keys, dram, hbm));
     std::fflush(stdout);
   }
-  return comm->AgreeOn(CheckPlanFits(plan, have));
+  return comm->AgreeOn(CheckPlanFits(plan, dram, hbm));
 }
 
 Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts* out) {

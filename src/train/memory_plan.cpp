@@ -20,6 +20,7 @@ namespace {
 // DRAM a row costs beyond its bytes in each structure that holds one, from their layouts:
 constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handle index (1.15x at 136 B)
 constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
+constexpr double kGpuTableRowOverhead = 36;  // a GPU table: 2 to 4 slots a row of key and row index
 constexpr double kSsdIndexBytesPerKey = 7.4;  // the SSD-PS's compact index (ssd_bench)
 constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS
 constexpr double kKeyBytes = sizeof(uint64_t);
@@ -37,12 +38,11 @@ double ExampleBytes(const ModelSpec& m) {
 
 }  // namespace
 
-double DenseModelBytes(const TrainOptions& o) {
+double DenseModelBytes(const TrainOptions& o, int workers) {
   const Mlp mlp(o.model);
   double activations = 2.0 * o.batch_size * mlp.input_width();
   for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
-  return 4.0 * ((4.0 + o.workers_per_rank) * static_cast<double>(mlp.num_params()) +
-                o.workers_per_rank * activations);
+  return 4.0 * ((4.0 + workers) * static_cast<double>(mlp.num_params()) + workers * activations);
 }
 
 Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out) {
@@ -74,7 +74,7 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   const bool cached = o.mem_cache_gb > 0;
   MemoryPlan p;
   p.dram.push_back({"process at start (libraries, MPI, input plan)", static_cast<double>(base_rss), ""});
-  p.dram.push_back({"dense model, optimizer and activations", DenseModelBytes(o), "--mlp"});
+  p.dram.push_back({"dense model, optimizer and activations", DenseModelBytes(o, o.workers_per_rank), "--mlp"});
   if (cached) {
     const double budget = o.mem_cache_gb * 1e9;
     p.dram.push_back({"MEM-PS cache", std::min(budget, model * (rb + kMemPsRowOverheadBytes)), "--mem-cache-gb"});
@@ -84,9 +84,13 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   } else {
     p.dram.push_back({"every row in DRAM", model * (rb + kStoreRowOverhead), "--mem-cache-gb"});
   }
-  const double tables = 2 * pass * (rb + kTableRowOverhead);
-  (gpu ? p.hbm : p.dram).push_back({"pass tables (training and staged)", tables, "--pass-examples"});
-  if (gpu) p.hbm.push_back({"dense model and activations", DenseModelBytes(o), "--mlp"});
+  if (gpu) {  // a GPU's share: each of the rank's workers holds a shard of the pass's keys
+    const double shard = pass / std::max(1, o.workers_per_rank);
+    p.hbm.push_back({"pass tables (training and staged)", 2 * shard * (rb + kGpuTableRowOverhead), "--pass-examples"});
+    p.hbm.push_back({"dense model, optimizer and activations", DenseModelBytes(o, 1), "--mlp"});
+  } else {
+    p.dram.push_back({"pass tables (training and staged)", 2 * pass * (rb + kTableRowOverhead), "--pass-examples"});
+  }
   p.dram.push_back({"passes pulled ahead", o.prefetch_passes * pass * (rb + kKeyBytes + 1), "--prefetch-passes"});
   // The pass training, the one pulled ahead and the one the Read stage holds, as batches.
   const double examples = static_cast<double>(o.pass_examples) / std::max(1, o.workers_per_rank);
@@ -100,7 +104,7 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   return p;
 }
 
-std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dram_have) {
+std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dram_have, double hbm_have) {
   std::ostringstream s;
   s << fmt::format("memory plan of a rank: {} keys a pass, about {} in the model ({} passes an epoch)\n",
                    keys.pass_keys, keys.model_keys(), keys.epoch_passes);
@@ -109,23 +113,33 @@ std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dra
     s << fmt::format("  {:<5} {:>9.3f} GB{}\n", name, plan.Total(items) / 1e9, tail);
     for (const auto& i : items) s << fmt::format("        {:>9.3f} GB  {}\n", i.bytes / 1e9, i.what);
   };
-  section("HBM", plan.hbm, "");
+  section("HBM", plan.hbm, hbm_have > 0 ? fmt::format(" a GPU, of {:.3f} GB free", hbm_have / 1e9) : " a GPU");
   section("DRAM", plan.dram, dram_have > 0 ? fmt::format(" of {:.3f} GB available", dram_have / 1e9) : "");
   section("disk", plan.disk, "");
   return s.str();
 }
 
-Status CheckPlanFits(const MemoryPlan& plan, double dram_have) {
-  const double need = plan.Total(plan.dram);
-  if (dram_have <= 0 || need <= dram_have) return Status::OK();
+namespace {
+
+// OK when items fit in have (or have is unknown); else the usage error for `of`.
+Status CheckFits(const std::vector<MemoryPlan::Item>& items, double have, const char* of) {
+  const double need = Sum(items);
+  if (have <= 0 || need <= have) return Status::OK();
   const MemoryPlan::Item* largest = nullptr;
-  for (const auto& i : plan.dram) {
+  for (const auto& i : items) {
     if (!i.flag.empty() && (!largest || i.bytes > largest->bytes)) largest = &i;
   }
   return Status::Usage(fmt::format(
-      "the memory plan needs {:.2f} GB of DRAM a rank, more than the {:.2f} GB available; its largest part is "
+      "the memory plan needs {:.2f} GB of {}, more than the {:.2f} GB available; its largest part is "
       "{} ({:.2f} GB): lower {} (run with --dry-run to see the whole plan)",
-      need / 1e9, dram_have / 1e9, largest->what, largest->bytes / 1e9, largest->flag));
+      need / 1e9, of, have / 1e9, largest->what, largest->bytes / 1e9, largest->flag));
+}
+
+}  // namespace
+
+Status CheckPlanFits(const MemoryPlan& plan, double dram_have, double hbm_have) {
+  STRATA_RETURN_IF_ERROR(CheckFits(plan.hbm, hbm_have, "HBM a GPU"));
+  return CheckFits(plan.dram, dram_have, "DRAM a rank");
 }
 
 // MemAvailable, and the cgroup v2 limit less its usage where one is set.

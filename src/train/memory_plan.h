@@ -35,8 +35,8 @@ struct KeySample {
   uint64_t model_keys() const { return pass_keys + new_keys * (epoch_passes - 1); }
 };
 
-// The dense model, its optimizer state and a batch's activations, per rank.
-double DenseModelBytes(const TrainOptions& o);
+// The dense model, its optimizer state and a batch's activations of `workers` workers.
+double DenseModelBytes(const TrainOptions& o, int workers);
 
 // A collective on comm: every rank reads its own shard.
 Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out);
@@ -52,15 +52,17 @@ struct MemoryPlan {
 };
 
 // base_rss: what the process holds already (libraries, MPI, the input plan). gpu: the
-// backend puts the pass tables in HBM (else the HBM-PS tables are in DRAM).
+// backend puts the pass tables in HBM (else the HBM-PS tables are in DRAM); the HBM items
+// are one GPU's.
 MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base_rss, bool gpu);
 
-// The plan as rank 0 prints it.
-std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dram_have);
+// The plan as rank 0 prints it; a have of 0 is unknown.
+std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dram_have, double hbm_have);
 
-// Usage error (exit 2) when the DRAM plan exceeds dram_have, naming the flag of its largest
-// item that a flag sizes.
-Status CheckPlanFits(const MemoryPlan& plan, double dram_have);
+// Usage error (exit 2) when the HBM plan exceeds hbm_have (a GPU's free memory) or the DRAM
+// plan exceeds dram_have, naming the flag of that plan's largest item that a flag sizes.
+// A have of 0 is unknown and never refuses.
+Status CheckPlanFits(const MemoryPlan& plan, double dram_have, double hbm_have);
 
 // DRAM this rank may use: the memory available on this node now (MemAvailable), or the
 // cgroup's limit (a Slurm job's) when lower, split among the node's ranks.

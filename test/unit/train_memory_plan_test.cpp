@@ -53,9 +53,15 @@ TEST_CASE("memory plan: every row in DRAM, or a capped cache over the SSD-PS wit
   o.mem_cache_gb = 0.001;
   CHECK(Find(PlanMemory(o, k, 1 << 20, false).dram, "MEM-PS cache")->bytes == doctest::Approx(1e6));
 
-  MemoryPlan gpu = PlanMemory(o, k, 1 << 20, true);  // the pass tables move to HBM
-  CHECK(Find(gpu.hbm, "pass tables") != nullptr);
+  o.workers_per_rank = 2;
+  MemoryPlan gpu = PlanMemory(o, k, 1 << 20, true);  // the pass tables move to HBM, a shard a GPU
+  REQUIRE(Find(gpu.hbm, "pass tables") != nullptr);
+  CHECK(Find(gpu.hbm, "pass tables")->bytes < 2 * 1000 * (rb + 64));
   CHECK(Find(gpu.dram, "pass tables") == nullptr);
+  const Status st = CheckPlanFits(gpu, 1e12, 1e4);  // a GPU with 10 kB free
+  CHECK(st.code() == Status::Code::kUsage);
+  CHECK(st.message().find("HBM a GPU") != std::string::npos);
+  CHECK(CheckPlanFits(gpu, 1e12, 0).ok());  // free memory unknown: no refusal
 }
 
 TEST_CASE("memory plan: a plan over the limit is a usage error naming the flag of its largest part") {
@@ -66,8 +72,8 @@ TEST_CASE("memory plan: a plan over the limit is a usage error naming the flag o
   k.epoch_passes = 2;
   o.mem_cache_gb = 0.01;  // pass tables dominate
   MemoryPlan p = PlanMemory(o, k, 1 << 20, false);
-  CHECK(CheckPlanFits(p, 1e12).ok());
-  Status st = CheckPlanFits(p, 1e8);
+  CHECK(CheckPlanFits(p, 1e12, 0).ok());
+  Status st = CheckPlanFits(p, 1e8, 0);
   CHECK(st.code() == Status::Code::kUsage);
   CHECK(st.message().find("--pass-examples") != std::string::npos);
 
@@ -75,9 +81,9 @@ TEST_CASE("memory plan: a plan over the limit is a usage error naming the flag o
   k.pass_keys = 1000;
   k.new_keys = 1000;
   k.epoch_passes = 100000;
-  st = CheckPlanFits(PlanMemory(o, k, 1 << 20, false), 1e8);
+  st = CheckPlanFits(PlanMemory(o, k, 1 << 20, false), 1e8, 0);
   CHECK(st.message().find("--mem-cache-gb") != std::string::npos);
-  CHECK(FormatPlan(p, k, 1e8).find("DRAM") != std::string::npos);
+  CHECK(FormatPlan(p, k, 1e8, 0).find("DRAM") != std::string::npos);
 }
 
 }  // namespace

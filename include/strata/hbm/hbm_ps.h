@@ -133,4 +133,8 @@ Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out);
 // Number of visible CUDA devices (0 in a build without CUDA).
 int CudaDeviceCount();
 
+// The least free memory (cudaMemGetInfo) among the first `devices` visible CUDA devices, the
+// ones a rank's workers use; 0 in a build without CUDA or when none is visible.
+int64_t CudaMinFreeBytes(int devices);
+
 }  // namespace strata
