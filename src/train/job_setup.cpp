@@ -149,14 +149,15 @@ Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   return Status::OK();
 }
 
-Status PlanJobMemory(const TrainOptions& o, Comm* comm, const JobParts& parts) {
+Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
   KeySample keys;
-  STRATA_RETURN_IF_ERROR(SampleKeys(o, parts.train_plan, comm, &keys));
+  STRATA_RETURN_IF_ERROR(SampleKeys(o, parts->train_plan, comm, &keys));
   ReturnFreedMemory();  // the sample's batches, so they do not add to the peak
   const bool gpu = UsesCuda(o);
   const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
   const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
   const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(o.workers_per_rank)) : 0;
+  parts->planned_dram_bytes = static_cast<int64_t>(plan.Total(plan.dram));
   if (comm->rank() == 0) {
     fmt::print("{}", FormatPlan(plan, keys, dram, hbm));
     std::fflush(stdout);

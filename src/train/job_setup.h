@@ -25,6 +25,7 @@ struct JobParts {
   ShardPlan train_plan, eval_plan;
   bool has_eval = false;
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
+  int64_t planned_dram_bytes = 0;  // this rank's DRAM plan, after PlanJobMemory
 };
 
 // The shard plans of the training and evaluation input (collective; first).
@@ -32,7 +33,7 @@ Status PlanJobInput(const TrainOptions& options, Comm* comm, JobParts* out);
 
 // Rank 0 prints the memory plan (train/memory_plan.h); a usage error on every rank when a
 // rank's DRAM plan exceeds what its node has. After PlanJobInput, before SetUpJob.
-Status PlanJobMemory(const TrainOptions& options, Comm* comm, const JobParts& parts);
+Status PlanJobMemory(const TrainOptions& options, Comm* comm, JobParts* parts);
 
 // The output directories, the backend and the stores, after PlanJobInput. program names
 // the tool in the start-up line ("strata-train", "strata-predict").

@@ -22,6 +22,7 @@ struct JobTotals {
   double loss_here = 0;        // their summed logloss
   double wall_s = 0;
   int ranks = 1, workers = 1;
+  int64_t planned_dram_bytes = 0;  // this rank's memory plan (train/memory_plan.h)
 };
 
 class PassReporter {

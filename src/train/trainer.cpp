@@ -33,7 +33,7 @@ class Job {
 
   Status Run() {
     STRATA_RETURN_IF_ERROR(PlanJobInput(o_, comm_, &parts_));
-    STRATA_RETURN_IF_ERROR(PlanJobMemory(o_, comm_, parts_));
+    STRATA_RETURN_IF_ERROR(PlanJobMemory(o_, comm_, &parts_));
     if (o_.dry_run) return Status::OK();
     STRATA_RETURN_IF_ERROR(SetUpJob("strata-train", o_, comm_, &parts_));
     exchange_ = std::make_unique<ParamExchange>(comm_, parts_.server.get());
@@ -191,6 +191,7 @@ class Job {
     t.loss_here = progress_.loss_sum;
     t.ranks = comm_->size();
     t.workers = parts_.workers;
+    t.planned_dram_bytes = parts_.planned_dram_bytes;
     uint64_t stored = 0;
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.server->NumKeys(&stored)));
     int64_t keys[1] = {static_cast<int64_t>(stored)};

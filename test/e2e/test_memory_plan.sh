@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --dry-run prints the memory plan (HBM, DRAM, disk a rank) from the flags and the input's
-# first passes and exits 0 with nothing written; a plan over --dram-limit-gb is refused on
+# first passes and exits 0 with nothing written; a run's final record holds its plan; a
+# plan over --dram-limit-gb is refused on
 # every rank with exit 2 before any pass, naming the flag to lower, and leaves an existing
 # checkpoint directory as it was.
 set -euo pipefail
@@ -19,8 +20,11 @@ done
 keys=$(sed -n 's/.*: \([0-9]*\) keys a pass.*/\1/p' <<<"$out")
 [ "$keys" -gt 1000 ] || die "a pass of 2000 examples has $keys keys in the plan"
 
-# A real run leaves a checkpoint; a refused rerun must not touch it.
-$MPIRUN -np 2 "$TRAIN" "${flags[@]}" --checkpoint-dir "$dir/ckpt" >/dev/null
+# A real run leaves a checkpoint and records its plan beside its peak; a refused rerun must
+# not touch the checkpoint.
+$MPIRUN -np 2 "$TRAIN" "${flags[@]}" --checkpoint-dir "$dir/ckpt" --metrics-out "$dir/m.jsonl" >/dev/null
+planned=$(json_field "$dir/m.jsonl" planned_dram_bytes)
+[ "$planned" -gt 0 ] && [ "$(json_field "$dir/m.jsonl" peak_rss_bytes)" -gt 0 ] || die "no planned_dram_bytes ($planned)"
 before=$(find "$dir/ckpt" -type f -exec md5sum {} + | sort)
 set +e
 err=$($MPIRUN -np 2 "$TRAIN" "${flags[@]}" --checkpoint-dir "$dir/ckpt" --resume=auto --epochs 2 \
