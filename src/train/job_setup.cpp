@@ -155,7 +155,9 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
   ReturnFreedMemory();  // the sample's batches, so they do not add to the peak
   const bool gpu = UsesCuda(o);
   const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
-  const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9 : AvailableDramPerRank(comm->local_size());
+  // The node's available memory is shared by its ranks.
+  const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9
+                                          : static_cast<double>(AvailableMemoryBytes()) / std::max(1, comm->local_size());
   const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(o.workers_per_rank)) : 0;
   parts->planned_dram_bytes = static_cast<int64_t>(plan.Total(plan.dram));
   if (comm->rank() == 0) {

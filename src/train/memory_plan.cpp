@@ -2,10 +2,8 @@
 #include "train/memory_plan.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "strata/mem/mem_ps.h"
@@ -31,9 +29,16 @@ double Sum(const std::vector<MemoryPlan::Item>& items) {
   return s;
 }
 
-// An example as a batch holds it: label, dense values, one key and one offset a slot.
-double ExampleBytes(const ModelSpec& m) {
-  return 4.0 + 4.0 * m.num_dense + (kKeyBytes + 4.0) * m.num_slots;
+// What a pass's batches hold: labels, dense values, keys and their offsets.
+double BatchBytes(const PassData& pass) {
+  double bytes = 0;
+  for (const auto& worker : pass.batches) {
+    for (const Batch& b : worker) {
+      bytes += sizeof(float) * (b.labels.size() + b.dense.size()) + sizeof(uint64_t) * b.keys.size() +
+               sizeof(uint32_t) * b.offsets.size();
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -56,6 +61,7 @@ Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeyS
   if (!first.last) reader.Read(comm, &second);
   STRATA_RETURN_IF_ERROR(second.error);
   out->pass_keys = first.keys.size();
+  out->pass_batch_bytes = BatchBytes(first);
   std::vector<uint64_t> fresh;
   std::set_difference(second.keys.begin(), second.keys.end(), first.keys.begin(), first.keys.end(),
                       std::back_inserter(fresh));
@@ -93,8 +99,7 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   }
   p.dram.push_back({"passes pulled ahead", o.prefetch_passes * pass * (rb + kKeyBytes + 1), "--prefetch-passes"});
   // The pass training, the one pulled ahead and the one the Read stage holds, as batches.
-  const double examples = static_cast<double>(o.pass_examples) / std::max(1, o.workers_per_rank);
-  p.dram.push_back({"passes read ahead (batches)", (o.prefetch_passes + 2) * examples * ExampleBytes(o.model), "--pass-examples"});
+  p.dram.push_back({"passes read ahead (batches)", (o.prefetch_passes + 2) * keys.pass_batch_bytes, "--pass-examples"});
   // Rows on the wire at pass end, and without a MEM-PS the write-back buffer.
   p.dram.push_back({"exchange and write-back buffers", (cached ? 1 : 2) * pass * (rb + kKeyBytes), "--pass-examples"});
   if (!o.checkpoint_dir.empty()) {
@@ -140,23 +145,6 @@ Status CheckFits(const std::vector<MemoryPlan::Item>& items, double have, const 
 Status CheckPlanFits(const MemoryPlan& plan, double dram_have, double hbm_have) {
   STRATA_RETURN_IF_ERROR(CheckFits(plan.hbm, hbm_have, "HBM a GPU"));
   return CheckFits(plan.dram, dram_have, "DRAM a rank");
-}
-
-// MemAvailable, and the cgroup v2 limit less its usage where one is set.
-double AvailableDramPerRank(int local_ranks) {
-  double have = 0;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    if (line.rfind("MemAvailable:", 0) == 0) have = std::stod(line.substr(13)) * 1024;
-  }
-  std::ifstream max_file("/sys/fs/cgroup/memory.max"), current_file("/sys/fs/cgroup/memory.current");
-  std::string max_text;
-  double current = 0;
-  if (max_file >> max_text && max_text != "max" && current_file >> current) {
-    const double room = std::stod(max_text) - current;
-    if (have <= 0 || room < have) have = room;
-  }
-  return have / std::max(1, local_ranks);
 }
 
 }  // namespace strata

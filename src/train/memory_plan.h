@@ -4,8 +4,8 @@
 // planners do the same for their tables; HugeCTR users ask for it).
 //
 // Keys are the one thing the flags cannot say. SampleKeys reads this rank's first two
-// passes (the same reader training uses, then dropped): a pass's distinct keys, and the
-// keys of the second pass not in the first. The model is taken to gain that many new keys
+// passes (the same reader training uses, then dropped): a pass's distinct keys and the
+// bytes of its batches, and the keys of the second pass not in the first. The model is taken to gain that many new keys
 // every further pass of an epoch: linear growth, an upper estimate on real logs, where new
 // keys thin out as a run goes on.
 //
@@ -32,6 +32,7 @@ struct KeySample {
   uint64_t pass_keys = 0;      // distinct keys of the first pass
   uint64_t new_keys = 0;       // keys of the second pass not in the first
   uint64_t epoch_passes = 1;   // passes in an epoch of the job
+  double pass_batch_bytes = 0; // what the first pass's batches hold (keys, offsets, labels, dense)
   uint64_t model_keys() const { return pass_keys + new_keys * (epoch_passes - 1); }
 };
 
@@ -64,8 +65,5 @@ std::string FormatPlan(const MemoryPlan& plan, const KeySample& keys, double dra
 // A have of 0 is unknown and never refuses.
 Status CheckPlanFits(const MemoryPlan& plan, double dram_have, double hbm_have);
 
-// DRAM this rank may use: the memory available on this node now (MemAvailable), or the
-// cgroup's limit (a Slurm job's) when lower, split among the node's ranks.
-double AvailableDramPerRank(int local_ranks);
 
 }  // namespace strata

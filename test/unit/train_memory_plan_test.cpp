@@ -43,6 +43,8 @@ TEST_CASE("memory plan: every row in DRAM, or a capped cache over the SSD-PS wit
   REQUIRE(Find(dram.dram, "every row") != nullptr);
   CHECK(Find(dram.dram, "every row")->bytes >= 100000 * rb);
   CHECK(dram.disk.empty());
+  k.pass_batch_bytes = 1e6;  // the pass training, the one pulled ahead, the one being read
+  CHECK(Find(PlanMemory(o, k, 1 << 20, false).dram, "passes read ahead")->bytes == doctest::Approx(3e6));
   CHECK(dram.hbm.empty());
 
   o.mem_cache_gb = 1;  // more than the model needs: the cache holds the model, no more
