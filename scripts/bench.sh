@@ -9,9 +9,13 @@
 #                     against the MLP compute ceiling measured by $BUILD/bench/mlp_bench
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order (skipped when the sample is absent)
+#   lifecycle         feature admission on the real Criteo sample split 90/10: eval AUC and
+#                     rows at --admit-min-count 0, 2 and 5 (skipped when the sample is absent)
 #   checkpoint        $BUILD/bench/ckpt_bench: write and cold read of a BENCH_CKPT_GB (default 2)
 #                     GB model in 2 rank files, as fractions of the disk's sequential write
-#                     and read bandwidth measured in the same run on the same directory
+#                     and read bandwidth measured in the same run on the same directory; and
+#                     a trainer run with a checkpoint every pass and --checkpoint-incremental:
+#                     an increment's bytes and time against a full checkpoint's
 #   ssd               $BUILD/bench/ssd_bench (SSD-PS against RocksDB) at BENCH_SSD_KEYS (default
 #                     2000000) keys: throughput ratios, amplifications, sequential write fraction
 #   cache_policy      $BUILD/bench/cache_sim on the real Criteo sample: MEM-PS policy against LRU
@@ -123,18 +127,24 @@ section_trainer_vs_torch() {
   summary_add "torch best / MLP ceiling (examples/s)" "$(ratio "$torch_best" "$ceiling")"
 }
 
+# criteo_split DIR SUMMARY_LINE: DIR/{train,eval}.tsv from the real Criteo sample split 90/10
+# in file order (once a run); without the sample, records SUMMARY_LINE as skipped and fails.
+criteo_split() {
+  local sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"
+  if [ ! -f "$sample" ]; then
+    echo "  skipped: Criteo sample not found at $sample"
+    summary_add "$2" "skipped (no data)"
+    return 1
+  fi
+  [ -f "$1/train.tsv" ] || tools/bench/split_sample.sh "$sample" "$1" | sed 's/^/  /'
+}
+
 # ---- section: Criteo AUC ----------------------------------------------------------------------
 
 section_criteo_auc() {
   echo "== Criteo AUC: real sample, first 90% of rows train, last 10% eval, one epoch"
-  local sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"
-  if [ ! -f "$sample" ]; then
-    echo "  skipped: Criteo sample not found at $sample"
-    summary_add "Criteo eval AUC strata - torch" "skipped (no data)"
-    return 0
-  fi
   local data=$WORK/criteo
-  tools/bench/split_sample.sh "$sample" "$data" | sed 's/^/  /'
+  criteo_split "$data" "Criteo eval AUC strata - torch" || return 0
   # Global batch 512 on both: 2 ranks x 256 for strata, 512 for PyTorch.
   local model=(--embedding-dim 16 --mlp 512,256,128 --epochs 1 --sparse-optimizer adagrad
                --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001)
@@ -147,6 +157,28 @@ section_criteo_auc() {
   printf '  %-34s eval AUC %.5f  logloss %.5f\n' "strata (2 ranks x 256)" "$s_auc" "$s_ll" \
     "torch reference (batch 512)" "$t_auc" "$t_ll"
   summary_add "Criteo eval AUC strata - torch" "$(awk -v a="$s_auc" -v b="$t_auc" 'BEGIN {printf "%+.5f", a - b}')"
+}
+
+# ---- section: feature lifecycle ---------------------------------------------------------------
+
+section_lifecycle() {
+  echo "== Feature admission: real Criteo sample split 90/10, --admit-min-count 0, 2 and 5"
+  local data=$WORK/criteo
+  criteo_split "$data" "admission 2: rows kept, eval AUC change" || return 0
+  local flags=(--embedding-dim 16 --mlp 512,256,128 --epochs 1 --threads 1 --batch-size 256
+               --train "$data/train.tsv" --eval "$data/eval.tsv")
+  local n auc rows base_auc base_rows
+  printf '  %-22s %10s %10s %12s\n' "--admit-min-count" "eval AUC" "rows" "rows kept"
+  for n in 0 2 5; do
+    run_strata 2 "$WORK/adm$n.log" "$WORK/adm$n.jsonl" "${flags[@]}" --admit-min-count "$n"
+    auc=$(json_field "$WORK/adm$n.jsonl" eval_auc); rows=$(json_field "$WORK/adm$n.jsonl" keys)
+    if [ "$n" = 0 ]; then base_auc=$auc; base_rows=$rows; fi
+    printf '  %-22s %10.5f %10d %12s\n' "$n" "$auc" "$rows" "$(ratio "$rows" "$base_rows")"
+    if [ "$n" = 2 ]; then
+      summary_add "admission 2: rows kept, eval AUC change" \
+        "$(ratio "$rows" "$base_rows"), $(awk -v a="$auc" -v b="$base_auc" 'BEGIN {printf "%+.5f", a - b}')"
+    fi
+  done
 }
 
 # ---- section: checkpoint bandwidth ------------------------------------------------------------
@@ -162,6 +194,30 @@ section_checkpoint() {
   [ -n "$last" ] || die "no result line in $log"
   summary_add "checkpoint write / disk sequential write (goal > 0.5)" "$(sed -n 's/.*write_fraction=\([0-9.]*\).*/\1/p' <<<"$last")"
   summary_add "checkpoint read / disk sequential read (goal > 0.5)" "$(sed -n 's/.*read_fraction=\([0-9.]*\).*/\1/p' <<<"$last")"
+  incremental_case
+}
+
+# A checkpoint every pass with --checkpoint-incremental 10 on a model far larger than a
+# pass's keys: an increment's bytes and time against the full checkpoints'.
+incremental_case() {
+  local data=$WORK/inc-data log=$WORK/inc.log
+  echo "== incremental checkpoints: a checkpoint every pass of 20000 examples, a full one every 10"
+  "$DATAGEN" --out-dir "$data" --train-rows 400000 --eval-rows 1000 --cardinality 100000000 --zipf 1.0 --seed 3 >/dev/null
+  run_strata 2 "$log" "$WORK/inc.jsonl" --embedding-dim 16 --mlp 64 --threads 1 --pass-examples 20000 \
+    --train "$data/train.tsv" --checkpoint-dir "$WORK/inc-ck" --checkpoint-every-passes 1 --checkpoint-incremental 10
+  "$PY" - "$log" >"$WORK/inc.txt" <<'PY'
+import re, statistics, sys
+pat = re.compile(r"checkpoint \S+ \((full|increment)[^)]*\): (\d+) rows, ([\d.]+) MB in ([\d.]+) s")
+got = {"full": [], "increment": []}
+for m in map(pat.search, open(sys.argv[1])):
+    if m: got[m[1]].append((int(m[2]), float(m[3]), float(m[4])))
+med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in got.items()}
+for k in ("full", "increment"):
+    print(f"  {k:<10} x{len(got[k]):<3} median {med[k][0]:>9.0f} rows {med[k][1]:>8.2f} MB {med[k][2]:>7.3f} s")
+print(f"  increment / full: bytes {med['increment'][1] / med['full'][1]:.3f}, time {med['increment'][2] / med['full'][2]:.3f}")
+PY
+  cat "$WORK/inc.txt"
+  summary_add "checkpoint increment / full (bytes, time)" "$(sed -n 's/.*increment \/ full: //p' "$WORK/inc.txt")"
 }
 
 # ---- sections: SSD-PS, cache policy, pipeline, larger than memory ----------------------------
@@ -350,7 +406,7 @@ section_larger_than_memory() {
 
 # ---- main -------------------------------------------------------------------------------------
 
-SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc checkpoint ssd cache_policy pipeline larger_than_memory"}
+SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)
   "section_$s"

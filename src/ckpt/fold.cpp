@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "strata/ckpt/checkpoint.h"
 #include "strata/common/row.h"
@@ -52,19 +53,45 @@ bool LoadedModel::Upsert(uint64_t key, const uint8_t* row) {
   return inserted;
 }
 
+namespace {
+
+// Upserts every row of the checkpoint at path onto model and takes its dense state and
+// progress (an increment or delta over the model; its metadata in `over`).
+Status Overlay(const std::string& path, const CheckpointMeta& over, LoadedModel* model,
+               const std::function<void(uint64_t, const uint8_t*)>& upsert) {
+  for (int f = 0; f < over.ranks; ++f) {
+    STRATA_RETURN_IF_ERROR(ScanRankFile(path, over, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+      for (size_t i = 0; i < n; ++i) upsert(k[i], r + i * model->row_bytes());
+      return Status::OK();
+    }));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status LoadModel(const std::string& ckpt_path, LoadedModel* out) {
   *out = LoadedModel();
-  STRATA_RETURN_IF_ERROR(ReadMeta(ckpt_path, &out->meta_));
+  std::vector<ChainLink> chain;
+  STRATA_RETURN_IF_ERROR(ResolveChain(ckpt_path, &chain));
+  const ChainLink& first = chain.front();
+  out->meta_ = first.meta;
   out->row_bytes_ = RowLayoutOf(out->meta_.model).bytes();
   for (int f = 0; f < out->meta_.ranks; ++f) {
-    STRATA_RETURN_IF_ERROR(ScanRankFile(ckpt_path, out->meta_, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+    STRATA_RETURN_IF_ERROR(ScanRankFile(first.path, out->meta_, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
       for (size_t i = 0; i < n; ++i) {
         if (!out->Upsert(k[i], r + i * out->row_bytes_)) {
-          return Status::Corruption(ckpt_path + "/" + RankFileName(f) + ": duplicate key " + std::to_string(k[i]));
+          return Status::Corruption(first.path + "/" + RankFileName(f) + ": duplicate key " + std::to_string(k[i]));
         }
       }
       return Status::OK();
     }));
+  }
+  for (size_t i = 1; i < chain.size(); ++i) {  // increments: their rows replace the bases'
+    STRATA_RETURN_IF_ERROR(CheckCompatible(out->meta_, chain[i].meta.model));
+    STRATA_RETURN_IF_ERROR(Overlay(chain[i].path, chain[i].meta, out,
+                                   [out](uint64_t k, const uint8_t* r) { out->Upsert(k, r); }));
+    out->meta_ = chain[i].meta;
   }
   return Status::OK();
 }
@@ -79,12 +106,7 @@ Status ApplyDelta(const std::string& delta_path, LoadedModel* model) {
                                    ", the model is at pass " + std::to_string(m.progress.pass) + " (missing or reordered delta?)");
   }
   STRATA_RETURN_IF_ERROR(CheckCompatible(m, delta.model));
-  for (int f = 0; f < delta.ranks; ++f) {
-    STRATA_RETURN_IF_ERROR(ScanRankFile(delta_path, delta, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
-      for (size_t i = 0; i < n; ++i) model->Upsert(k[i], r + i * model->row_bytes_);
-      return Status::OK();
-    }));
-  }
+  STRATA_RETURN_IF_ERROR(Overlay(delta_path, delta, model, [model](uint64_t k, const uint8_t* r) { model->Upsert(k, r); }));
   m.progress = delta.progress;
   m.workers = delta.workers;
   m.data_position = delta.data_position;

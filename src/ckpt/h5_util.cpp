@@ -198,7 +198,7 @@ Status Dataset::ChunkOffsets(std::vector<uint64_t>* offsets) const {
 Status WriteVector(hid_t loc, const std::string& name, hid_t type, const void* data, uint64_t n,
                    const std::string& where) {
   Dataset ds;
-  STRATA_RETURN_IF_ERROR(Dataset::Create(loc, name, type, 0, std::min<uint64_t>(n, 1 << 16), where, &ds));
+  STRATA_RETURN_IF_ERROR(Dataset::Create(loc, name, type, 0, std::clamp<uint64_t>(n, 1, 1 << 16), where, &ds));
   return ds.Append(data, n);
 }
 

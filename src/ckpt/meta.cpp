@@ -6,6 +6,7 @@
 #include "ckpt/h5_util.h"
 #include "strata/ckpt/checkpoint.h"
 #include "strata/model/mlp.h"
+#include "strata/ps/admission.h"
 
 namespace strata::ckpt {
 namespace {
@@ -42,6 +43,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m.adagrad_initial_accumulator, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m.init_scale, w));
   for (const auto& [name, value] : FtrlAttrs(&m)) STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "admit_min_count", H5T_NATIVE_INT, &m.admit_min_count, w));
   return h5::WriteAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m.seed, w);
 }
 
@@ -56,6 +58,7 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   for (int width : m.mlp) {
     if (width < 1) return bad("mlp width " + std::to_string(width));
   }
+  if (m.admit_min_count < 0 || m.admit_min_count > kMaxAdmitMinCount) return bad("admit_min_count " + std::to_string(m.admit_min_count));
   for (size_t i = 0; i < m.mean_slots.size(); ++i) {
     const int s = m.mean_slots[i];
     if (s < 0 || s >= m.num_slots || (i > 0 && s <= m.mean_slots[i - 1])) return bad("mean_slots entry " + std::to_string(s));
@@ -83,6 +86,9 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
     if (h5::HasAttr(g.get(), name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
   }
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
+  if (h5::HasAttr(g.get(), "admit_min_count")) {  // optional: older files lack it (admission off)
+    STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "admit_min_count", H5T_NATIVE_INT, &m->admit_min_count, w));
+  }
   bool known = false;
   for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad,
                                 SparseOptimizerKind::kAdam, SparseOptimizerKind::kFtrl}) {
@@ -218,7 +224,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(h5::CreateFile(path, &file));
   CheckpointMeta copy = meta;  // RootFields points into a mutable struct
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "format_version", H5T_NATIVE_INT, &copy.format_version, path));
-  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "kind", meta.kind == Kind::kFull ? "full" : "delta", path));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "kind", KindName(meta.kind), path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "flags", meta.flags, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "train_input", meta.train_input, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "input_schema", meta.input_schema, path));
@@ -232,6 +238,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(file.Close(path));
   STRATA_RETURN_IF_ERROR(SyncPath(path));
   for (int r = meta.ranks;; ++r) {  // rank files of an earlier, wider attempt at this name
+    std::filesystem::remove(ckpt_tmp_dir + "/" + PendingFileName(r), ec);
     if (!std::filesystem::remove(ckpt_tmp_dir + "/" + RankFileName(r), ec)) break;
   }
   return SyncDir(ckpt_tmp_dir);
@@ -249,8 +256,11 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
   }
   std::string kind;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "kind", path, &kind));
-  if (kind != "full" && kind != "delta") return Status::Corruption(path + ": unknown kind '" + kind + "'");
-  meta->kind = kind == "full" ? Kind::kFull : Kind::kDelta;
+  bool known = false;
+  for (Kind k : {Kind::kFull, Kind::kDelta, Kind::kIncrement}) {
+    if (kind == KindName(k)) meta->kind = k, known = true;
+  }
+  if (!known) return Status::Corruption(path + ": unknown kind '" + kind + "'");
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(file.get(), "flags", path, &meta->flags));
   for (const auto& [name, value] : {std::pair{"train_input", &meta->train_input},
                                     std::pair{"input_schema", &meta->input_schema},
@@ -272,7 +282,7 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
 }
 
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
-  if (meta.kind != Kind::kFull) return Status::InvalidArgument("cannot resume from a delta export; name a full checkpoint");
+  if (meta.kind == Kind::kDelta) return Status::InvalidArgument("cannot resume from a delta export; name a checkpoint");
   const ModelSpec& c = meta.model;
   auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
     return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");

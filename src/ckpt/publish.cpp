@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "ckpt/file_sync.h"
 #include "strata/ckpt/checkpoint.h"
@@ -33,7 +34,20 @@ Status RemoveAll(const fs::path& p) {
   return ec ? Status::IOError("cannot remove " + p.string() + ": " + ec.message()) : Status::OK();
 }
 
-// Leftover temporaries, and numbered entries like `keep_name` beyond the newest `keep`.
+// Adds to `names` (entries of dir) the bases their increments build on, back to their full
+// checkpoints. False when a chain cannot be read.
+bool AddBases(const std::string& dir, std::set<std::string>* names) {
+  std::vector<std::string> todo(names->begin(), names->end());
+  for (size_t i = 0; i < todo.size(); ++i) {
+    std::vector<ChainLink> chain;
+    if (!ResolveChain(dir + "/" + todo[i], &chain).ok()) return false;
+    for (const ChainLink& link : chain) names->insert(fs::path(link.path).filename().string());
+  }
+  return true;
+}
+
+// Leftover temporaries, and numbered entries like `keep_name` beyond the newest `keep`,
+// unless a kept increment builds on them.
 Status Prune(const std::string& dir, const std::string& keep_name, int keep) {
   const std::string prefix = keep_name.substr(0, keep_name.rfind('-') + 1);
   std::vector<std::pair<int64_t, std::string>> numbered;
@@ -49,8 +63,11 @@ Status Prune(const std::string& dir, const std::string& keep_name, int keep) {
   if (ec) return Status::IOError("cannot list " + dir + ": " + ec.message());
   if (keep <= 0) return Status::OK();
   std::sort(numbered.rbegin(), numbered.rend());
-  for (size_t i = static_cast<size_t>(keep) - 1; i < numbered.size(); ++i) {
-    STRATA_RETURN_IF_ERROR(RemoveAll(fs::path(dir) / numbered[i].second));
+  std::set<std::string> needed = {keep_name};
+  for (size_t i = 0; i + 1 < static_cast<size_t>(keep) && i < numbered.size(); ++i) needed.insert(numbered[i].second);
+  if (!AddBases(dir, &needed)) return Status::OK();  // a kept one's chain is unreadable: remove nothing
+  for (const auto& entry : numbered) {
+    if (needed.count(entry.second) == 0) STRATA_RETURN_IF_ERROR(RemoveAll(fs::path(dir) / entry.second));
   }
   return Status::OK();
 }
@@ -72,6 +89,7 @@ std::string DeltaName(int sequence) {
 std::string TmpName(const std::string& final_name) { return kTmpPrefix + final_name; }
 
 std::string RankFileName(int rank) { return "rows-" + std::to_string(rank) + ".h5"; }
+std::string PendingFileName(int rank) { return "pending-" + std::to_string(rank) + ".h5"; }
 
 Status PublishCheckpoint(const std::string& checkpoint_dir, const std::string& tmp_name,
                          const std::string& final_name, int keep) {

@@ -111,8 +111,11 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file.get(), "rows", path, &group));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows"));
-  // Small stores get one small chunk: HDF5 allocates whole chunks.
-  const uint64_t chunk_rows = std::clamp<uint64_t>(store.num_keys(), 1, ChunkRows(layout.dim));
+  // Small stores get one small chunk: HDF5 allocates whole chunks. An increment or delta
+  // (min_last_pass > 0) holds an unknown share of the store, often a small one: its chunks
+  // are 16x smaller, so its last, partial chunk wastes little.
+  const uint64_t most = min_last_pass > 0 ? std::max<uint64_t>(1, ChunkRows(layout.dim) / 16) : ChunkRows(layout.dim);
+  const uint64_t chunk_rows = std::clamp<uint64_t>(store.num_keys(), 1, most);
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout),

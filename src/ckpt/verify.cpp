@@ -40,12 +40,20 @@ Status VerifyCheckpoint(const std::string& ckpt_path, VerifyReport* report) {
   std::vector<std::string>& problems = report->problems;
   CheckDense(meta, ckpt_path + "/" + kMetaFileName, &problems);
   std::vector<uint64_t> keys;
+  const RowLayout layout = RowLayoutOf(meta.model);
   for (int f = 0; f < meta.ranks; ++f) {
     const size_t before = keys.size();
-    Status st = ScanRankFile(ckpt_path, meta, f, [&](const uint64_t* k, size_t n, const uint8_t*) {
+    uint64_t stale = 0;  // rows of an increment or delta older than it says it holds
+    Status st = ScanRankFile(ckpt_path, meta, f, [&](const uint64_t* k, size_t n, const uint8_t* rows) {
       keys.insert(keys.end(), k, k + n);
+      for (size_t i = 0; i < n; ++i) stale += layout.LastPass(rows + i * layout.bytes()) < meta.min_last_pass;
       return Status::OK();
     });
+    if (stale > 0) {
+      problems.push_back(ckpt_path + "/" + RankFileName(f) + ": " + std::to_string(stale) +
+                         " rows last trained before pass " + std::to_string(meta.min_last_pass) + ", which this " +
+                         KindName(meta.kind) + " holds from");
+    }
     if (st.ok()) {
       ++report->rank_files;
       report->rows += keys.size() - before;

@@ -32,17 +32,34 @@ void PutGradRecord(std::string* out, uint64_t key, uint32_t count, const float* 
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
     : comm_(comm), server_(server), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
 
-Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked) {
+Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
+                                   const std::vector<uint32_t>& counts, std::vector<std::vector<uint32_t>>* told) {
   const int ranks = comm_->size();
   std::vector<std::string> send(ranks), recv;
   for (uint64_t key : keys) wire::Put(&send[OwnerRank(key, ranks)], key);
+  if (told) {  // each owner's part: its keys, then their counts in the same order
+    assert(counts.size() == keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) wire::Put(&send[OwnerRank(keys[i], ranks)], counts[i]);
+  }
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
   asked->clear();
-  for (const std::string& r : recv) asked->push_back(DecodeKeys(r));
+  if (told) told->clear();
+  for (std::string& r : recv) {
+    if (!told) {
+      asked->push_back(DecodeKeys(r));
+      continue;
+    }
+    const size_t n = r.size() / (sizeof(uint64_t) + sizeof(uint32_t));
+    told->emplace_back(n);
+    std::memcpy(told->back().data(), r.data() + n * sizeof(uint64_t), n * sizeof(uint32_t));
+    r.resize(n * sizeof(uint64_t));
+    asked->push_back(DecodeKeys(r));
+  }
   return Status::OK();
 }
 
-void ParamExchange::GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin) const {
+void ParamExchange::GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin,
+                                 std::vector<uint32_t>* counts) const {
   const int ranks = comm_->size();
   begin->assign(ranks + 1, 0);
   if (ranks == 1) {
@@ -53,8 +70,15 @@ void ParamExchange::GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t
   for (int r = 0; r < ranks; ++r) (*begin)[r + 1] += (*begin)[r];
   std::vector<size_t> at(begin->begin(), begin->end() - 1);
   std::vector<uint64_t> grouped(keys->size());
-  for (uint64_t key : *keys) grouped[at[OwnerRank(key, ranks)]++] = key;
+  const bool with_counts = counts && !counts->empty();
+  std::vector<uint32_t> grouped_counts(with_counts ? counts->size() : 0);
+  for (size_t i = 0; i < keys->size(); ++i) {
+    const size_t to = at[OwnerRank((*keys)[i], ranks)]++;
+    grouped[to] = (*keys)[i];
+    if (with_counts) grouped_counts[to] = (*counts)[i];
+  }
   keys->swap(grouped);
+  if (with_counts) counts->swap(grouped_counts);
 }
 
 void ParamExchange::KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin,
@@ -73,10 +97,81 @@ Status ParamExchange::Announce(int pass, const std::vector<uint64_t>& keys) {
   return Status::OK();
 }
 
-// Owner side of a pull: serve every requested key, note its subscribers (ranks arrive in
-// ascending order, so the first is the lowest: the returner), and hold the pass. Each
-// reply is n (returner, held) byte pairs, then the n rows, served straight into it.
-Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
+// Admission on the owner's side of one pull: the job-wide count of the pass's examples
+// holding each owned key, and one decision a pass for each key the server has no row for.
+class ParamExchange::PullAdmission {
+ public:
+  // Off (pending() is always false) when the server does not admit.
+  PullAdmission(ShardServer* server, int pass, size_t owned, const std::vector<std::vector<uint32_t>>& examples,
+                const std::vector<uint32_t>& slot_of)
+      : server_(server), pass_(pass) {
+    if (!server->admits()) return;
+    total_.assign(owned, 0);
+    state_.assign(owned, kUndecided);
+    size_t at = 0;
+    for (const auto& counts : examples) {
+      for (uint32_t c : counts) total_[slot_of[at++]] += c;
+    }
+  }
+  bool on() const { return !state_.empty(); }
+  bool pending(uint32_t slot) const { return on() && state_[slot] == kPending; }
+
+  // After one requester's pull: keys (n) with their owned slots and the server's fresh
+  // flags. Decides the fresh keys not decided yet and zeroes the rows (n, row_bytes) of the
+  // pending ones.
+  void Decide(const uint64_t* keys, const uint32_t* slots, const uint8_t* fresh, size_t n, uint8_t* rows,
+              size_t row_bytes) {
+    std::vector<uint64_t> ask;
+    std::vector<uint32_t> counts, at;
+    for (size_t i = 0; i < n; ++i) {
+      if (!fresh[i] || state_[slots[i]] != kUndecided) continue;
+      ask.push_back(keys[i]);
+      counts.push_back(total_[slots[i]]);
+      at.push_back(slots[i]);
+      state_[slots[i]] = kAsked;
+    }
+    std::vector<uint8_t> admitted(ask.size());
+    if (!ask.empty()) server_->Admit(pass_, ask.data(), counts.data(), ask.size(), admitted.data());
+    for (size_t j = 0; j < ask.size(); ++j) state_[at[j]] = admitted[j] ? kAdmitted : kPending;
+    for (size_t i = 0; i < n; ++i) {
+      if (fresh[i] && state_[slots[i]] == kPending) std::fill_n(rows + i * row_bytes, row_bytes, uint8_t{0});
+    }
+  }
+
+  // Per owned slot: 1 for a pending key (empty when off).
+  std::vector<uint8_t> PendingFlags() const {
+    std::vector<uint8_t> flags(state_.size());
+    for (size_t s = 0; s < state_.size(); ++s) flags[s] = state_[s] == kPending;
+    return flags;
+  }
+
+ private:
+  enum State : uint8_t { kUndecided, kAsked, kAdmitted, kPending };
+  ShardServer* server_;
+  int pass_;
+  std::vector<uint32_t> total_;  // per owned slot
+  std::vector<uint8_t> state_;   // per owned slot
+};
+
+// Subscriber lists (CSR) of the owned keys, each in ascending rank order: slot_of holds the
+// owned slot of every asked key in rank order, subscribers the count of each slot.
+void ParamExchange::Subscribe(const std::vector<std::vector<uint64_t>>& asked, const std::vector<uint32_t>& slot_of,
+                              const std::vector<uint32_t>& subscribers, PassRouting* routing) {
+  routing->sub_begin_.assign(subscribers.size() + 1, 0);
+  for (size_t s = 0; s < subscribers.size(); ++s) routing->sub_begin_[s + 1] = routing->sub_begin_[s] + subscribers[s];
+  std::vector<uint32_t> fill(routing->sub_begin_.begin(), routing->sub_begin_.end() - 1);
+  routing->sub_ranks_.resize(slot_of.size());
+  size_t at = 0;
+  for (size_t r = 0; r < asked.size(); ++r) {
+    for (size_t i = 0; i < asked[r].size(); ++i) routing->sub_ranks_[fill[slot_of[at++]]++] = static_cast<int>(r);
+  }
+}
+
+// Owner side of a pull: note every requested key's subscribers (the lowest rank is its
+// returner), serve the keys, decide admission, and hold the pass. Each reply is n
+// (returner, held) byte pairs, then the n rows, served straight into it.
+Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
+                                const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                                 std::vector<std::string>* reply) {
   size_t asked_total = 0;
   for (const auto& a : asked) asked_total += a.size();
@@ -85,45 +180,49 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   std::vector<uint32_t> slot_of;      // per asked key, in rank order: its owned slot
   std::vector<uint32_t> subscribers;  // per owned slot
   slot_of.reserve(asked_total);
-  reply->assign(asked.size(), std::string());
-  Status local;
-  for (size_t r = 0; r < asked.size(); ++r) {
-    const size_t n = asked[r].size();
-    (*reply)[r].resize(n * (2 + row_bytes_));
-    auto* pairs = reinterpret_cast<uint8_t*>((*reply)[r].data());
-    std::vector<uint8_t> held(n, 0);
-    if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data());
-    for (size_t i = 0; i < n; ++i) {
-      auto [slot, fresh] = owned->Insert(asked[r][i]);
+  for (const auto& a : asked) {
+    for (uint64_t key : a) {
+      auto [slot, fresh] = owned->Insert(key);
       if (fresh) subscribers.push_back(0);
-      pairs[2 * i] = subscribers[slot] == 0;
-      pairs[2 * i + 1] = held[i];
       ++subscribers[slot];
       slot_of.push_back(slot);
     }
   }
-  // Subscriber lists (CSR), each in ascending rank order.
-  routing->sub_begin_.assign(subscribers.size() + 1, 0);
-  for (size_t s = 0; s < subscribers.size(); ++s) routing->sub_begin_[s + 1] = routing->sub_begin_[s] + subscribers[s];
-  std::vector<uint32_t> fill(routing->sub_begin_.begin(), routing->sub_begin_.end() - 1);
-  routing->sub_ranks_.resize(asked_total);
-  size_t at = 0;
+  Subscribe(asked, slot_of, subscribers, routing);
+  PullAdmission admission(server_, pass, subscribers.size(), examples, slot_of);
+  reply->assign(asked.size(), std::string());
+  Status local;
+  const uint32_t* slots = slot_of.data();
   for (size_t r = 0; r < asked.size(); ++r) {
-    for (size_t i = 0; i < asked[r].size(); ++i) routing->sub_ranks_[fill[slot_of[at++]]++] = static_cast<int>(r);
+    const size_t n = asked[r].size();
+    (*reply)[r].resize(n * (2 + row_bytes_));
+    auto* pairs = reinterpret_cast<uint8_t*>((*reply)[r].data());
+    std::vector<uint8_t> held(n, 0), fresh(admission.on() ? n : 0);
+    if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data(), fresh.data());
+    if (local.ok() && admission.on()) admission.Decide(asked[r].data(), slots, fresh.data(), n, pairs + 2 * n, row_bytes_);
+    for (size_t i = 0; i < n; ++i) {
+      pairs[2 * i] = routing->sub_ranks_[routing->sub_begin_[slots[i]]] == static_cast<int>(r) && !admission.pending(slots[i]);
+      pairs[2 * i + 1] = held[i];
+    }
+    slots += n;
   }
   routing->owned_ = owned;
-  if (local.ok()) server_->Hold(pass, std::move(owned));
+  routing->pending_ = admission.PendingFlags();
+  if (local.ok()) server_->Hold(pass, std::move(owned), routing->pending_);
   return local;
 }
 
-Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, PulledRows* rows, std::vector<uint8_t>* held,
-                           PassRouting* routing) {
-  GroupByOwner(&keys, &routing->owner_begin_);
+Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uint32_t> examples, PulledRows* rows,
+                           std::vector<uint8_t>* held, PassRouting* routing) {
+  GroupByOwner(&keys, &routing->owner_begin_, &examples);
   std::vector<std::vector<uint64_t>> asked;
-  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked));
+  std::vector<std::vector<uint32_t>> told;
+  STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, examples, server_->admits() ? &told : nullptr));
+  examples = {};
   std::vector<std::string> reply, recv;
-  const Status served = ServePull(pass, asked, routing, &reply);
+  const Status served = ServePull(pass, asked, told, routing, &reply);
   asked.clear();
+  told.clear();
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
   STRATA_RETURN_IF_ERROR(served);
 
@@ -189,6 +288,7 @@ void ParamExchange::SendSums(const PassRouting& routing) {
   for (size_t s = 0; s < sum_keys_.size(); ++s) {
     const uint32_t slot = routing.owned_->Find(sum_keys_[s]);
     assert(slot != KeyIndex::kNone);
+    if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
     for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
       PutGradRecord(&send_[routing.sub_ranks_[j]], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_], grad_bytes);
     }

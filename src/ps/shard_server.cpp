@@ -1,6 +1,7 @@
 // ShardServer: pulls, pins, write-backs and the in-flight set of one rank's stores.
 #include "strata/ps/shard_server.h"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace strata {
 
 ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
     : model_(model), row_bytes_(RowLayoutOf(model).bytes()), store_(std::move(store)), mem_(mem),
-      ssd_(ssd) {}
+      ssd_(ssd), admission_(model.admit_min_count > 0 ? std::make_unique<Admission>(model.admit_min_count) : nullptr) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   if (!mem_) return Status::OK();
@@ -27,7 +28,7 @@ Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
 // Before a pass's pull the write-back buffer is applied and the MEM-PS evicts down to its
 // budget, here on the Pull stage's thread, so its writes to the SSD-PS overlap training
 // instead of lengthening the pass.
-Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held) {
+Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held, uint8_t* fresh) {
   if (mem_ || WriteBackPending()) {
     STRATA_RETURN_IF_ERROR(Exclusive([&] {
       if (!mem_ || n == 0) return Status::OK();
@@ -42,38 +43,66 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
   }
   if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
-  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows));
-  for (size_t i = 0; i < n; ++i) held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
+  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh));
+  for (size_t i = 0; i < n; ++i) {
+    held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
+    if (fresh && held[i]) fresh[i] = 0;
+  }
   return Status::OK();
+}
+
+void ShardServer::Admit(int pass, const uint64_t* keys, const uint32_t* examples, size_t n, uint8_t* admitted) {
+  admission_->Admit(pass, keys, examples, n, admitted);
+}
+
+AdmissionTotals ShardServer::AdmissionThrough(int through) const {
+  return admission_ ? admission_->TotalsThrough(through) : AdmissionTotals();
+}
+
+void ShardServer::PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts) const {
+  keys->clear();
+  counts->clear();
+  if (admission_) admission_->Snapshot(through, keys, counts);
+}
+
+void ShardServer::LoadPending(const uint64_t* keys, const uint8_t* counts, size_t n) {
+  admission_->Load(keys, counts, n);
 }
 
 Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) {
   if (n == 0) return Status::OK();
   if (WriteBackPending()) STRATA_RETURN_IF_ERROR(Exclusive([] { return Status::OK(); }));
   std::shared_lock lock(mu_);
-  return ReadRows(keys, n, rows);
+  return ReadRows(keys, n, rows, admission_ == nullptr, nullptr);
 }
 
-Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows) {
+Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh) {
   std::vector<uint8_t> found(n);
   STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows, found.data()));
   for (size_t i = 0; i < n; ++i) {
-    if (!found[i]) InitRow(model_, keys[i], rows + i * row_bytes_);
+    if (fresh) fresh[i] = !found[i];
+    if (found[i]) continue;
+    if (created) {
+      InitRow(model_, keys[i], rows + i * row_bytes_);
+    } else {
+      std::fill_n(rows + i * row_bytes_, row_bytes_, uint8_t{0});
+    }
   }
   return Status::OK();
 }
 
 bool ShardServer::HeldBefore(int pass, uint64_t key) const {
-  for (const auto& [p, owned] : in_flight_) {
+  for (const auto& [p, held] : in_flight_) {
     if (p >= pass) break;
-    if (owned->Find(key) != KeyIndex::kNone) return true;
+    const uint32_t id = held.owned->Find(key);
+    if (id != KeyIndex::kNone && (held.pending.empty() || !held.pending[id])) return true;
   }
   return false;
 }
 
-void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned) {
+void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned, std::vector<uint8_t> pending) {
   std::lock_guard lock(mu_);
-  in_flight_[pass] = std::move(owned);
+  in_flight_[pass] = Held{std::move(owned), std::move(pending)};
 }
 
 Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
@@ -122,6 +151,7 @@ Status ShardServer::ApplyWriteBack() {
 // pass's pull may be reading the store then, and training would wait for it.
 Status ShardServer::ReleaseNow(int pass) {
   in_flight_.erase(pass);
+  if (admission_) admission_->Release(pass);
   {
     std::lock_guard a(announce_mu_);
     announced_.erase(pass);
@@ -151,6 +181,7 @@ Status ShardServer::WithStore(const std::function<Status(RowStore&)>& fn) {
 Status ShardServer::Counters(TierCounters* out) {
   TierCounters& c = *out;
   c = TierCounters();
+  c[TierCounters::kAdmissionBytes] = admission_ ? static_cast<int64_t>(admission_->bytes()) : 0;
   if (!mem_) {
     std::shared_lock lock(mu_);
     const StoreStats d = store_->stats();

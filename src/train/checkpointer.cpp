@@ -1,6 +1,8 @@
 // Checkpointer: write, publish, export deltas, and resume.
 #include "train/checkpointer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include "strata/ckpt/checkpoint.h"
 #include "strata/comm/wire.h"
 #include "strata/common/fault_point.h"
+#include "strata/common/stopwatch.h"
 
 namespace strata {
 
@@ -16,23 +19,38 @@ bool Checkpointer::PeriodicDue(int passes) const {
   return enabled() && o_.checkpoint_every_passes > 0 && passes % o_.checkpoint_every_passes == 0;
 }
 
+Checkpointer::Target Checkpointer::NextCheckpoint(int passes) const {
+  Target t{o_.checkpoint_dir, ckpt::CheckpointName(passes)};
+  t.keep = o_.keep_checkpoints;
+  const int every = o_.checkpoint_incremental;
+  if (every > 1 && chain_pass_ >= 0 && chain_pass_ < passes && chain_increments_ + 1 < every) {
+    t.kind = ckpt::Kind::kIncrement;
+    t.min_last_pass = static_cast<uint32_t>(chain_pass_);
+    t.base_pass = chain_pass_;
+  }
+  return t;
+}
+
 Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, ShardServer* server) {
-  STRATA_RETURN_IF_ERROR(WriteOne(o_.checkpoint_dir, ckpt::CheckpointName(progress.passes), 0, 0,
-                                  o_.keep_checkpoints, progress, hbm, server));
+  const Target next = NextCheckpoint(progress.passes);
+  STRATA_RETURN_IF_ERROR(WriteOne(next, progress, hbm, server));
   last_written_ = progress.passes;
+  chain_pass_ = progress.passes;
+  chain_increments_ = next.kind == ckpt::Kind::kIncrement ? chain_increments_ + 1 : 0;
   if (o_.export_delta_dir.empty()) return Status::OK();
   // The first export holds every row (the base); each later one the rows trained since.
-  const uint32_t min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
-  STRATA_RETURN_IF_ERROR(WriteOne(o_.export_delta_dir, ckpt::DeltaName(++exports_), min_last_pass,
-                                  std::max<int64_t>(0, last_export_pass_), 0, progress, hbm, server));
+  Target delta{o_.export_delta_dir, ckpt::DeltaName(++exports_)};
+  delta.min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
+  delta.base_pass = std::max<int64_t>(0, last_export_pass_);
+  delta.kind = delta.min_last_pass > 0 || delta.base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
+  STRATA_RETURN_IF_ERROR(WriteOne(delta, progress, hbm, server));
   last_export_pass_ = progress.passes;
   return Status::OK();
 }
 
-ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_t min_last_pass,
-                                          int64_t base_pass) const {
+ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, const Target& t) const {
   ckpt::CheckpointMeta meta;
-  meta.kind = min_last_pass > 0 || base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
+  meta.kind = t.kind;
   meta.flags = o_.command_line;
   meta.train_input = train_input_;
   meta.input_schema = o_.input.text;
@@ -42,18 +60,16 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, uint32_
   meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};
   meta.ranks = comm_->size();
   meta.workers = comm_->size() * o_.workers_per_rank;
-  meta.base_pass = base_pass;
-  meta.min_last_pass = min_last_pass;
+  meta.base_pass = t.base_pass;
+  meta.min_last_pass = t.min_last_pass;
   return meta;
 }
 
 // A failed write leaves no temporary directory behind: every rank is done with it once the
 // failure is agreed, so rank 0 removes it (the previous checkpoint stays selected).
-Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
-                              int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                              ShardServer* server) {
-  const std::string tmp = dir + "/" + ckpt::TmpName(final_name);
-  const Status st = WriteAndPublish(dir, tmp, final_name, min_last_pass, base_pass, keep, progress, hbm, server);
+Status Checkpointer::WriteOne(const Target& t, const TrainProgress& progress, const HbmPs& hbm, ShardServer* server) {
+  const std::string tmp = t.dir + "/" + ckpt::TmpName(t.final_name);
+  const Status st = WriteAndPublish(t, tmp, progress, hbm, server);
   if (!st.ok() && comm_->rank() == 0) {
     std::error_code ec;
     std::filesystem::remove_all(tmp, ec);
@@ -61,14 +77,20 @@ Status Checkpointer::WriteOne(const std::string& dir, const std::string& final_n
   return st;
 }
 
-Status Checkpointer::WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
-                                     uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
+Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, const TrainProgress& progress,
                                      const HbmPs& hbm, ShardServer* server) {
+  const Stopwatch watch;
   const RowLayout layout = RowLayoutOf(o_.model);
   ckpt::RankFileInfo info;
   Status local = server->WithStore([&](RowStore& store) {
-    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, min_last_pass, &info);
+    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, t.min_last_pass, &info);
   });
+  if (local.ok() && server->admits() && t.kind != ckpt::Kind::kDelta) {
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> counts;
+    server->PendingThrough(progress.passes - 1, &keys, &counts);
+    local = ckpt::WritePending(tmp, comm_->rank(), keys, counts);
+  }
   if (local.ok()) local = InjectedFailure("checkpoint", comm_->rank());
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   // Every rank's file and data position travel to rank 0.
@@ -78,22 +100,38 @@ Status Checkpointer::WriteAndPublish(const std::string& dir, const std::string& 
   wire::PutBytes(&mine, progress.local_lines.data(), progress.local_lines.size() * sizeof(uint64_t));
   std::vector<std::string> all;
   STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
-  if (comm_->rank() == 0) {
-    ckpt::CheckpointMeta meta = MetaOf(progress, min_last_pass, base_pass);
-    for (const std::string& part : all) {
-      wire::Reader in(part);
-      ckpt::RankFileInfo r;
-      r.rows = in.Get<decltype(r.rows)>();
-      r.crc32 = in.Get<decltype(r.crc32)>();
-      meta.rank_files.push_back(r);
-      while (!in.done()) meta.data_position.push_back(in.Get<uint64_t>());
-    }
-    local = hbm.GetDenseState(&meta.dense);
-    if (local.ok()) local = ckpt::WriteMeta(tmp, meta);
-    FaultPoint("checkpoint-before-publish");
-    if (local.ok()) local = ckpt::PublishCheckpoint(dir, ckpt::TmpName(final_name), final_name, keep);
-  }
+  if (comm_->rank() == 0) local = PublishOnRankZero(t, tmp, progress, hbm, all, watch);
   return comm_->AgreeOn(local);
+}
+
+// Rank 0: the metadata from every rank's file info and data position, then the publish.
+Status Checkpointer::PublishOnRankZero(const Target& t, const std::string& tmp, const TrainProgress& progress,
+                                       const HbmPs& hbm, const std::vector<std::string>& all, const Stopwatch& watch) {
+  ckpt::CheckpointMeta meta = MetaOf(progress, t);
+  uint64_t rows = 0;
+  for (const std::string& part : all) {
+    wire::Reader in(part);
+    ckpt::RankFileInfo r;
+    r.rows = in.Get<decltype(r.rows)>();
+    r.crc32 = in.Get<decltype(r.crc32)>();
+    meta.rank_files.push_back(r);
+    rows += r.rows;
+    while (!in.done()) meta.data_position.push_back(in.Get<uint64_t>());
+  }
+  STRATA_RETURN_IF_ERROR(hbm.GetDenseState(&meta.dense));
+  STRATA_RETURN_IF_ERROR(ckpt::WriteMeta(tmp, meta));
+  FaultPoint("checkpoint-before-publish");
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) bytes += e.file_size(ec);
+  STRATA_RETURN_IF_ERROR(ckpt::PublishCheckpoint(t.dir, ckpt::TmpName(t.final_name), t.final_name, t.keep));
+  const std::string on = t.kind == ckpt::Kind::kIncrement ? " on " + ckpt::CheckpointName(t.base_pass)
+                         : t.kind == ckpt::Kind::kDelta  ? " on pass " + std::to_string(t.base_pass)
+                                                         : "";
+  fmt::print("strata-train: checkpoint {} ({}{}): {} rows, {:.2f} MB in {:.3f} s\n", t.final_name,
+             ckpt::KindName(t.kind), on, rows, bytes / 1e6, watch.Seconds());
+  std::fflush(stdout);
+  return Status::OK();
 }
 
 Status Checkpointer::ResumeWanted(bool* resume) {
@@ -115,21 +153,32 @@ Status Checkpointer::ResumeWanted(bool* resume) {
   return Status::OK();
 }
 
-// Reads `from`'s metadata (a checkpoint, or LATEST of a directory), has `check` vet it on
-// every rank, then loads the rows this rank owns and the dense model.
+// Reads `from`'s chain (a checkpoint, or LATEST of a directory, with the bases an increment
+// builds on), has `check` vet the newest on every rank, then loads the rows this rank owns,
+// oldest first (an increment's rows replace its bases'), and the newest's dense model.
 Status Checkpointer::Load(const std::string& from, const char* flag, ShardServer* server, HbmPs* hbm,
                           const std::function<Status(const ckpt::CheckpointMeta&)>& check,
-                          ckpt::CheckpointMeta* meta) {
+                          std::vector<ckpt::ChainLink>* chain) {
   std::string path;
   Status local = from.empty() ? Status::InvalidArgument(std::string(flag) + " needs --checkpoint-dir or a checkpoint path")
                               : ckpt::ResolveCheckpoint(from, &path);
-  if (local.ok()) local = ckpt::ReadMeta(path, meta);
-  if (local.ok()) local = ckpt::CheckCompatible(*meta, o_.model);
-  if (local.ok()) local = check(*meta);
+  if (local.ok()) local = ckpt::ResolveChain(path, chain);
+  for (size_t i = 0; local.ok() && i < chain->size(); ++i) local = ckpt::CheckCompatible((*chain)[i].meta, o_.model);
+  if (local.ok()) local = check(chain->back().meta);
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
-  local = ckpt::LoadOwnedRows(path, *meta, comm_->rank(), comm_->size(),
-                              [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
-  if (local.ok()) local = hbm->SetDenseState(meta->dense);
+  for (const ckpt::ChainLink& link : *chain) {
+    if (!local.ok()) break;
+    local = ckpt::LoadOwnedRows(link.path, link.meta, comm_->rank(), comm_->size(),
+                                [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
+  }
+  const ckpt::CheckpointMeta& newest = chain->back().meta;
+  if (local.ok() && server->admits()) {
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> counts;
+    local = ckpt::LoadOwnedPending(path, newest, comm_->rank(), comm_->size(), &keys, &counts);
+    if (local.ok()) server->LoadPending(keys.data(), counts.data(), keys.size());
+  }
+  if (local.ok()) local = hbm->SetDenseState(newest.dense);
   return comm_->AgreeOn(local);
 }
 
@@ -153,9 +202,10 @@ Status Checkpointer::CheckSameRun(const ckpt::CheckpointMeta& meta) const {
 
 Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
   const std::string from = o_.resume == "LATEST" || o_.resume == "auto" ? o_.checkpoint_dir : o_.resume;
-  ckpt::CheckpointMeta meta;
+  std::vector<ckpt::ChainLink> chain;
   STRATA_RETURN_IF_ERROR(Load(from, "--resume", server, hbm, [this](const ckpt::CheckpointMeta& m) { return CheckSameRun(m); },
-                              &meta));
+                              &chain));
+  const ckpt::CheckpointMeta& meta = chain.back().meta;
   progress->passes = static_cast<int>(meta.progress.pass);
   progress->epoch = static_cast<int>(meta.progress.epoch);
   progress->examples = meta.progress.examples;
@@ -164,15 +214,22 @@ Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* prog
   progress->local_lines.assign(meta.data_position.begin() + first,
                                meta.data_position.begin() + first + o_.workers_per_rank);
   last_export_pass_ = meta.progress.pass;
+  std::error_code ec;
+  if (enabled() && std::filesystem::equivalent(std::filesystem::path(chain.back().path).parent_path(),
+                                               o_.checkpoint_dir, ec)) {  // later increments may build on it
+    chain_pass_ = meta.progress.pass;
+    chain_increments_ = static_cast<int>(chain.size()) - 1;
+  }
   return Status::OK();
 }
 
 // The model and its counters carry over (pass numbers, steps and Adam's step count go on);
 // the input starts at its first line, in epoch 0. Delta exports start with a full base.
 Status Checkpointer::InitFrom(ShardServer* server, HbmPs* hbm, TrainProgress* progress) {
-  ckpt::CheckpointMeta meta;
+  std::vector<ckpt::ChainLink> chain;
   STRATA_RETURN_IF_ERROR(Load(o_.init_from, "--init-from", server, hbm,
-                              [](const ckpt::CheckpointMeta&) { return Status::OK(); }, &meta));
+                              [](const ckpt::CheckpointMeta&) { return Status::OK(); }, &chain));
+  const ckpt::CheckpointMeta& meta = chain.back().meta;
   progress->passes = static_cast<int>(meta.progress.pass);
   progress->epoch = 0;
   progress->examples = meta.progress.examples;

@@ -1,9 +1,12 @@
 // Checkpointer: the trainer's side of checkpoints (files: strata/ckpt/). At a pass boundary
 // every rank writes and fsyncs its rows, rank 0 writes the metadata and, after all ranks
 // are done, publishes the checkpoint by switching LATEST; then the optional delta export
-// (rows changed since the previous export, plus the dense model). Resume reads a published
-// checkpoint on any number of ranks with the same W: every rank loads the rows it owns.
-// All calls are collectives on the given Comm.
+// (rows changed since the previous export, plus the dense model). With
+// --checkpoint-incremental N, a checkpoint that follows one in --checkpoint-dir is an
+// increment on it (only the rows trained since), except every Nth, which is full. Resume
+// reads a published checkpoint (an increment with its chain of bases) on any number of
+// ranks with the same W: every rank loads the rows it owns. All calls are collectives on
+// the given Comm.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include "strata/ckpt/checkpoint.h"
 #include "strata/comm/comm.h"
 #include "strata/common/row.h"
+#include "strata/common/stopwatch.h"
 #include "strata/hbm/hbm_ps.h"
 #include "strata/ps/shard_server.h"
 #include "strata/train/options.h"
@@ -65,16 +69,25 @@ class Checkpointer {
   Status InitFrom(ShardServer* server, HbmPs* hbm, TrainProgress* progress);
 
  private:
-  Status WriteOne(const std::string& dir, const std::string& final_name, uint32_t min_last_pass,
-                  int64_t base_pass, int keep, const TrainProgress& progress, const HbmPs& hbm,
-                  ShardServer* server);
-  Status WriteAndPublish(const std::string& dir, const std::string& tmp, const std::string& final_name,
-                         uint32_t min_last_pass, int64_t base_pass, int keep, const TrainProgress& progress,
-                         const HbmPs& hbm, ShardServer* server);
+  // One checkpoint or export to write: where, which rows, and on what base.
+  struct Target {
+    std::string dir, final_name;
+    ckpt::Kind kind = ckpt::Kind::kFull;
+    uint32_t min_last_pass = 0;  // rows with last_pass >= this (0: every row)
+    int64_t base_pass = 0;       // an increment's or delta's base
+    int keep = 0;                // retention in dir (0: keep all)
+  };
+  // The next checkpoint of --checkpoint-dir: an increment or a full one.
+  Target NextCheckpoint(int passes) const;
+  Status WriteOne(const Target& t, const TrainProgress& progress, const HbmPs& hbm, ShardServer* server);
+  Status WriteAndPublish(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,
+                         ShardServer* server);
+  Status PublishOnRankZero(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,
+                           const std::vector<std::string>& all, const Stopwatch& watch);
   Status Load(const std::string& from, const char* flag, ShardServer* server, HbmPs* hbm,
-              const std::function<Status(const ckpt::CheckpointMeta&)>& check, ckpt::CheckpointMeta* meta);
+              const std::function<Status(const ckpt::CheckpointMeta&)>& check, std::vector<ckpt::ChainLink>* chain);
   Status CheckSameRun(const ckpt::CheckpointMeta& meta) const;
-  ckpt::CheckpointMeta MetaOf(const TrainProgress& progress, uint32_t min_last_pass, int64_t base_pass) const;
+  ckpt::CheckpointMeta MetaOf(const TrainProgress& progress, const Target& t) const;
 
   const TrainOptions& o_;
   Comm* comm_;
@@ -82,6 +95,8 @@ class Checkpointer {
   int exports_ = 0;                // delta files written by this job
   int64_t last_export_pass_ = -1;  // passes completed at the previous export
   int last_written_ = -1;          // passes completed at the newest checkpoint of this job
+  int64_t chain_pass_ = -1;        // the newest checkpoint in --checkpoint-dir an increment may build on
+  int chain_increments_ = 0;       // increments on its full checkpoint, up to it
 };
 
 }  // namespace strata

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "flag_values.h"
+#include "strata/ps/admission.h"
 #include "strata/ssd/ssd_store.h"
 
 namespace strata {
@@ -170,6 +171,8 @@ std::vector<FlagDef> ModelFlags() {
       Number(Flag("ftrl-l2", model, "X", "FTRL: L2 strength"), &M::ftrl_l2, AtLeast(0)),
       Number(Flag("ftrl-beta", model, "X", "FTRL: rate smoothing, lr / (beta + sqrt(n))"), &M::ftrl_beta, Positive()),
       Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),
+      Number(Flag("admit-min-count", model, "N", "a key gets a row once N examples have held it (counted job-wide and exactly); until then its embedding is zero and it is not trained; 0: off"),
+             &M::admit_min_count, Interval{0, false, kMaxAdmitMinCount, false}),
   };
 }
 
@@ -214,7 +217,9 @@ std::vector<FlagDef> CheckpointFlags() {
   return {
       Text(Flag("checkpoint-dir", ckpt, "DIR", "directory of checkpoints (one is written at the end)"), &O::checkpoint_dir),
       Number(Flag("checkpoint-every-passes", ckpt, "N", "also checkpoint every N passes (0: only at the end)"), &O::checkpoint_every_passes, AtLeast(0)),
-      Number(Flag("keep-checkpoints", ckpt, "N", "checkpoints kept; older ones are deleted"), &O::keep_checkpoints, Positive()),
+      Number(Flag("keep-checkpoints", ckpt, "N", "checkpoints kept; older ones are deleted (unless a kept increment builds on them)"), &O::keep_checkpoints, Positive()),
+      Number(Flag("checkpoint-incremental", ckpt, "N", "N > 1: a checkpoint holds only the rows trained since the previous one (an increment on it), except every Nth, which is full; 0 or 1: every checkpoint is full"),
+             &O::checkpoint_incremental, AtLeast(0)),
       Implicit(Text(Flag("resume", ckpt, "PATH", "resume from LATEST of --checkpoint-dir (--resume alone), from the checkpoint PATH, or with --resume=auto from LATEST when there is one (a fresh start otherwise)"), &O::resume), "LATEST"),
       Text(Flag("init-from", ckpt, "PATH", "start from the model of a checkpoint (PATH, or LATEST of a checkpoint directory) on new input: rows, dense parameters and counters load, the data position starts over, so --train and ranks x workers may differ; with --resume=auto only when --checkpoint-dir holds no checkpoint yet"), &O::init_from),
       Text(Flag("export-delta-dir", ckpt, "DIR", "after each checkpoint, export the rows changed since the previous export"), &O::export_delta_dir),

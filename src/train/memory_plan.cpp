@@ -19,6 +19,7 @@ namespace {
 constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handle index (1.15x at 136 B)
 constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
 constexpr double kGpuTableRowOverhead = 36;  // a GPU table: 2 to 4 slots a row of key and row index
+constexpr double kAdmissionBytesPerKey = 16;  // 9 bytes a pending key at load 0.375-0.75 (ps/admission.h)
 constexpr double kSsdIndexBytesPerKey = 7.4;  // the SSD-PS's compact index (ssd_bench)
 constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS
 constexpr double kKeyBytes = sizeof(uint64_t);
@@ -89,6 +90,9 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
     p.disk.push_back({"SSD-PS (at most 2x live rows + one segment)", 2 * records + o.ssd_segment_mb * (1 << 20), "--ssd-dir"});
   } else {
     p.dram.push_back({"every row in DRAM", model * (rb + kStoreRowOverhead), "--mem-cache-gb"});
+  }
+  if (o.model.admit_min_count > 0) {  // every key seen counts there until admitted (the rows above overestimate)
+    p.dram.push_back({"admission ledger (pending keys)", model * kAdmissionBytesPerKey, "--admit-min-count"});
   }
   if (gpu) {  // a GPU's share: each of the rank's workers holds a shard of the pass's keys
     const double shard = pass / std::max(1, o.workers_per_rank);

@@ -22,6 +22,7 @@ struct PassData {
   std::vector<std::vector<Batch>> batches;      // per local worker
   std::vector<uint64_t> lines_after;            // per local worker: chunk lines read after this pass
   std::vector<uint64_t> keys;                   // distinct keys of the local batches, until pulled
+  std::vector<uint32_t> key_examples;           // with admission: local examples holding each key
   PassRouting routing;                          // training: the pulled keys and their routing
   PulledRows rows;                              // as pulled (in keys' or routing's order); freed once staged
   std::vector<uint8_t> held;                    // per key: an earlier pass in flight held its row

@@ -125,7 +125,8 @@ void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) 
 
 void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   const Stopwatch watch;
-  Status st = hbm_ ? exchange->Pull(pass->pass, std::move(pass->keys), &pass->rows, &pass->held, &pass->routing)
+  Status st = hbm_ ? exchange->Pull(pass->pass, std::move(pass->keys), std::move(pass->key_examples), &pass->rows,
+                                  &pass->held, &pass->routing)
                   : exchange->PullReadOnly(&pass->keys, &pass->rows);
   if (st.ok()) st = InjectedFailure("pull", comm->rank());
   pass->error = comm->AgreeOn(st);

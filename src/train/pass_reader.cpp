@@ -76,13 +76,46 @@ void PassReader::Read(Comm* comm, PassData* out) {
   out->last = true;
 }
 
-// The pass's working set: the distinct keys of its batches, sorted.
-void PassReader::CollectKeys(PassData* pass) {
+// The pass's working set: the distinct keys of its batches, sorted; with admission, the
+// number of examples holding each (a key repeated in one example counts once).
+void PassReader::CollectKeys(PassData* pass) const {
+  const bool count = o_.model.admit_min_count > 0;
   for (const auto& worker : pass->batches) {
-    for (const Batch& b : worker) pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
+    for (const Batch& b : worker) {
+      if (count) {
+        AppendOncePerExample(b, &pass->keys);
+      } else {
+        pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
+      }
+    }
   }
   std::sort(pass->keys.begin(), pass->keys.end());
-  pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
+  if (!count) {
+    pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
+    return;
+  }
+  size_t distinct = 0;
+  for (size_t i = 0; i < pass->keys.size(); ++distinct) {
+    size_t j = i + 1;
+    while (j < pass->keys.size() && pass->keys[j] == pass->keys[i]) ++j;
+    pass->keys[distinct] = pass->keys[i];
+    pass->key_examples.push_back(static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  pass->keys.resize(distinct);
+}
+
+// Keys of one slot are (slot, token) keys, so a key can repeat within an example only
+// inside one multi-valued slot: only those are searched for repeats.
+void PassReader::AppendOncePerExample(const Batch& b, std::vector<uint64_t>* out) {
+  for (size_t g = 0; g + 1 < b.offsets.size(); ++g) {
+    const uint32_t begin = b.offsets[g], end = b.offsets[g + 1];
+    for (uint32_t k = begin; k < end; ++k) {
+      if (std::find(b.keys.begin() + begin, b.keys.begin() + k, b.keys[k]) == b.keys.begin() + k) {
+        out->push_back(b.keys[k]);
+      }
+    }
+  }
 }
 
 // Warns about new malformed rows; past --max-bad-rows every rank fails with the same

@@ -42,7 +42,8 @@ class PassReader {
   // worker, counts[1] = the rank's bad rows so far.
   Status ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]);
   Status ReportBadRows(Comm* comm, int64_t total_bad);
-  static void CollectKeys(PassData* pass);
+  void CollectKeys(PassData* pass) const;
+  static void AppendOncePerExample(const Batch& b, std::vector<uint64_t>* out);
 
   const TrainOptions& o_;
   const ShardPlan& plan_;

@@ -25,6 +25,20 @@ void PassReporter::FillTiers(const TierCounters& d, PassStats* st) const {
   st->ssd_index_bytes = d[TierCounters::kSsdIndexBytes];
   st->dram_rows = d[TierCounters::kDramRows];
   st->dram_bytes = d[TierCounters::kDramBytes];
+  st->admission_bytes = d[TierCounters::kAdmissionBytes];
+}
+
+// As the ledgers stood after this pass, whatever later passes the pipeline pulled since.
+Status PassReporter::ReportAdmission(PassStats* st) {
+  st->admits = server_->admits();
+  if (!st->admits) return Status::OK();
+  const AdmissionTotals now = server_->AdmissionThrough(st->pass);
+  int64_t sums[2] = {now.admitted - admitted_before_, now.pending};
+  admitted_before_ = now.admitted;
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 2));
+  st->rows_admitted = sums[0];
+  st->keys_pending = sums[1];
+  return Status::OK();
 }
 
 // The pass's share of a cumulative counter is the difference to the previous pass; a level
@@ -37,6 +51,7 @@ Status PassReporter::Report(PassStats* st) {
   before_ = now;
   STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(delta.v, TierCounters::kFields));
   FillTiers(delta, st);
+  STRATA_RETURN_IF_ERROR(ReportAdmission(st));
   int64_t rss[1] = {PeakRssBytes()};
   STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 1));
   st->peak_rss_bytes = rss[0];

@@ -41,11 +41,13 @@ class PassReporter {
 
  private:
   void FillTiers(const TierCounters& delta, PassStats* st) const;
+  Status ReportAdmission(PassStats* st);
 
   Comm* comm_;
   ShardServer* server_;
   JsonlWriter metrics_;
   TierCounters before_;  // cumulative counters at the previous pass
+  int64_t admitted_before_ = 0;  // this rank's rows admitted through the previous pass
 };
 
 }  // namespace strata

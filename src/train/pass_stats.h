@@ -32,6 +32,10 @@ struct PassStats {
   // DRAM of the SSD-PS key index.
   int64_t ssd_live_bytes = 0, ssd_index_bytes = 0;
   int64_t dram_rows = 0, dram_bytes = 0;  // rows in DRAM (cached, or all) and what they take
+  // Admission (--admit-min-count), job-wide: rows this pass created, keys counted but not
+  // admitted after it, and the DRAM of the ledgers.
+  bool admits = false;
+  int64_t rows_admitted = 0, keys_pending = 0, admission_bytes = 0;
   int64_t peak_rss_bytes = 0;  // largest over ranks
   bool evaluated = false;
   double eval_auc = 0, eval_logloss = 0;

@@ -41,3 +41,23 @@ passes_done() { local n; n=$(grep -c '"type":"pass"' "$1" 2>/dev/null); echo "${
 wait_passes() { while [ "$(passes_done "$1")" -lt "$2" ] && kill -0 "$3" 2>/dev/null; do sleep 0.1; done; }
 # mpirun_of PID: the mpirun that PID (a background subshell of this test) started.
 mpirun_of() { local p; until p=$(pgrep -P "$1" -x mpirun); do kill -0 "$1" 2>/dev/null || return 1; sleep 0.05; done; echo "$p"; }
+# scores_as_trained CKPT EVAL JSONL: strata-predict scores EVAL with CKPT to bitwise the
+# eval logloss of the run's final JSONL record, and tools/python/strata_torch.py agrees with
+# its probabilities to 1e-5.
+scores_as_trained() {
+  local out; out=$(mktemp -d "${TMPDIR:-/tmp}/strata-scores.XXXXXX")
+  run_logged "$out/predict.log" "strata-predict" "$BUILD/strata-predict" --checkpoint "$1" --input "$2" \
+    --out "$out/predict.tsv" --threads 1
+  local got; got=$(grep -o "logloss=[0-9.e-]*" "$out/predict.log") || die_with_log "$out/predict.log" "no metrics line"
+  /usr/bin/python3 -c "import sys; sys.exit(float(sys.argv[1]) != float(sys.argv[2]))" "${got#logloss=}" \
+    "$(json_field "$3" eval_logloss)" || die "strata-predict's $got differs from the trainer's eval"
+  run_logged "$out/torch.log" "strata_torch.py" /usr/bin/python3 tools/python/strata_torch.py \
+    --checkpoint "$1" --input "$2" --out "$out/torch.tsv"
+  /usr/bin/python3 - "$out/predict.tsv" "$out/torch.tsv" <<'PY' || die "strata_torch.py disagrees with strata-predict"
+import sys
+import numpy as np
+a, b = np.loadtxt(sys.argv[1]), np.loadtxt(sys.argv[2])
+sys.exit(0 if a.shape == b.shape and np.abs(a - b).max() <= 1e-5 else 1)
+PY
+  rm -rf "$out"
+}

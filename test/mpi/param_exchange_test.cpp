@@ -87,7 +87,7 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   PassRouting routing;
   PulledRows pulled;
   std::vector<uint8_t> held;
-  REQUIRE(ex.Pull(0, mine, &pulled, &held, &routing).ok());
+  REQUIRE(ex.Pull(0, mine, {}, &pulled, &held, &routing).ok());
   const std::vector<uint64_t>& got = routing.keys();  // mine, grouped by owner
   bool ok = std::set<uint64_t>(got.begin(), got.end()) == mine_set && got.size() == mine.size() && routing.pass() == 0;
   for (size_t i = 1; i < got.size(); ++i) ok &= OwnerRank(got[i - 1], ranks) <= OwnerRank(got[i], ranks);
@@ -162,9 +162,9 @@ TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home"
   PassRouting first, second, third;
   PulledRows pulled;
   std::vector<uint8_t> held;
-  REQUIRE(ex.Pull(0, shared, &pulled, &held, &first).ok());
+  REQUIRE(ex.Pull(0, shared, {}, &pulled, &held, &first).ok());
   std::vector<uint8_t> rows0 = test::FlatRows(pulled, first.keys(), rb);
-  REQUIRE(ex.Pull(1, mine, &pulled, &held, &second).ok());
+  REQUIRE(ex.Pull(1, mine, {}, &pulled, &held, &second).ok());
   std::vector<uint8_t> rows1 = test::FlatRows(pulled, second.keys(), rb);
   const std::vector<uint64_t>& keys = second.keys();  // mine, grouped by owner
   bool ok = true;
@@ -179,14 +179,14 @@ TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home"
   REQUIRE(ex.PullReadOnly(&read_keys, &pulled).ok());
   CHECK(AllTrue(&comm, read_keys == keys && test::FlatRows(pulled, read_keys, rb) == rows1));
   REQUIRE(ex.PushBack(first, test::ExportFrom(first.keys(), rows0, rb)).ok());
-  REQUIRE(ex.Pull(2, mine, &pulled, &held, &third).ok());
+  REQUIRE(ex.Pull(2, mine, {}, &pulled, &held, &third).ok());
   CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == static_cast<long>(mine.size())));
   // Pass 1 trains its rows; pass 2, refreshed, ends with the same rows; both go home.
   for (size_t i = 0; i < keys.size(); ++i) RowLayout::Embedding(&rows1[i * rb])[2] += 1.0f;
   REQUIRE(ex.PushBack(second, test::ExportFrom(keys, rows1, rb)).ok());
   REQUIRE(ex.PushBack(third, test::ExportFrom(keys, rows1, rb)).ok());
   PassRouting fourth;
-  REQUIRE(ex.Pull(3, mine, &pulled, &held, &fourth).ok());
+  REQUIRE(ex.Pull(3, mine, {}, &pulled, &held, &fourth).ok());
   CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 &&
                            fourth.keys() == keys && test::FlatRows(pulled, keys, rb) == rows1));
 }
@@ -202,7 +202,7 @@ TEST_CASE("mpi: announce reaches each owner's server, and an owner's error comes
   PassRouting routing;
   PulledRows pulled, again;
   std::vector<uint8_t> held;
-  REQUIRE(ex.Pull(0, mine, &pulled, &held, &routing).ok());
+  REQUIRE(ex.Pull(0, mine, {}, &pulled, &held, &routing).ok());
   std::vector<uint64_t> read_keys = mine;
   REQUIRE(ex.PullReadOnly(&read_keys, &again).ok());
   CHECK(AllTrue(&comm, read_keys == routing.keys() &&

@@ -135,14 +135,14 @@ TEST_CASE("pass refresh: held rows come from this rank's previous pass, or are p
     const size_t rb = rank.server->row_bytes();
     std::vector<uint8_t> held;
     PassData p0, p1;
-    REQUIRE(rank.exchange->Pull(0, {1, 2, 3, 4, 5, 6}, &p0.rows, &held, &p0.routing).ok());
+    REQUIRE(rank.exchange->Pull(0, {1, 2, 3, 4, 5, 6}, {}, &p0.rows, &held, &p0.routing).ok());
     REQUIRE(rank.hbm->BeginStage(0, 6).ok());
     REQUIRE(rank.hbm->Stage(p0.routing.keys().data(), 6, test::FlatRows(p0.rows, p0.routing.keys(), rb).data()).ok());
     REQUIRE(rank.hbm->SwapIn().ok());
     rank.Train(p0.routing);
     const std::vector<uint8_t> trained = rank.Active(p0.routing.keys());
     // Pass 1 is pulled while pass 0 still trains: keys 4..6 are flagged.
-    REQUIRE(rank.exchange->Pull(1, {4, 5, 6, 7, 8}, &p1.rows, &p1.held, &p1.routing).ok());
+    REQUIRE(rank.exchange->Pull(1, {4, 5, 6, 7, 8}, {}, &p1.rows, &p1.held, &p1.routing).ok());
     CHECK(p1.held == std::vector<uint8_t>{1, 1, 1, 0, 0});
     REQUIRE(rank.hbm->BeginStage(1, 5).ok());
     REQUIRE(rank.hbm->Stage(p1.routing.keys().data(), 5, test::FlatRows(p1.rows, p1.routing.keys(), rb).data()).ok());

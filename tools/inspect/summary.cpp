@@ -69,9 +69,11 @@ Status Summary(const Args& args) {
   ckpt::CheckpointMeta meta;
   STRATA_RETURN_IF_ERROR(OpenCheckpoint(args.positional[0], &path, &meta));
   const ModelSpec& m = meta.model;
-  std::printf("checkpoint   %s (%s, format %d)\n", path.c_str(), meta.kind == ckpt::Kind::kFull ? "full" : "delta",
-              meta.format_version);
-  if (meta.kind == ckpt::Kind::kDelta) {
+  std::printf("checkpoint   %s (%s, format %d)\n", path.c_str(), ckpt::KindName(meta.kind), meta.format_version);
+  if (meta.kind == ckpt::Kind::kIncrement) {
+    std::printf("increment    on %s, rows trained in passes >= %u\n", ckpt::CheckpointName(meta.base_pass).c_str(),
+                meta.min_last_pass);
+  } else if (meta.kind == ckpt::Kind::kDelta) {
     std::printf("delta        on top of pass %lld, rows with last_pass >= %u\n",
                 static_cast<long long>(meta.base_pass), meta.min_last_pass);
   }
@@ -86,6 +88,7 @@ Status Summary(const Args& args) {
               DenseOptimizerName(m.dense_optimizer), m.lr_dense,
               static_cast<unsigned long long>(m.seed));
   if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());
+  if (m.admit_min_count > 0) std::printf("  admission: a key gets a row once %d examples held it\n", m.admit_min_count);
   if (!meta.train_input.empty()) std::printf("input        %s\n", meta.train_input.c_str());
   std::printf("flags        %s\n", meta.flags.c_str());
   uint64_t total = 0, bytes = FileSize(path + "/" + ckpt::kMetaFileName);
@@ -121,15 +124,25 @@ Status Summary(const Args& args) {
   return Status::OK();
 }
 
+// Verifies the checkpoint and, for an increment, every checkpoint of its chain.
 Status Verify(const Args& args) {
   std::string path;
   STRATA_RETURN_IF_ERROR(ckpt::ResolveCheckpoint(args.positional[0], &path));
-  ckpt::VerifyReport report;
-  const Status st = ckpt::VerifyCheckpoint(path, &report);
-  for (const std::string& p : report.problems) std::printf("BAD  %s\n", p.c_str());
-  if (!st.ok()) return st;
-  std::printf("OK   %s: %llu rows in %d rank files, every checksum and count matches\n", path.c_str(),
-              static_cast<unsigned long long>(report.rows), report.rank_files);
+  std::vector<ckpt::ChainLink> chain;
+  const Status linked = ckpt::ResolveChain(path, &chain);
+  if (!linked.ok()) {
+    std::printf("BAD  %s\n", linked.message().c_str());
+    return linked;
+  }
+  for (const ckpt::ChainLink& link : chain) {
+    ckpt::VerifyReport report;
+    const Status st = ckpt::VerifyCheckpoint(link.path, &report);
+    for (const std::string& p : report.problems) std::printf("BAD  %s\n", p.c_str());
+    if (!st.ok()) return st;
+    std::printf("OK   %s: %llu rows in %d rank files, every checksum and count matches%s\n", link.path.c_str(),
+                static_cast<unsigned long long>(report.rows), report.rank_files,
+                link.meta.kind == ckpt::Kind::kIncrement ? " (an increment on the one above)" : "");
+  }
   return Status::OK();
 }
 

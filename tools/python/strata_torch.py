@@ -12,7 +12,9 @@ pooled slots (slot-major) and the dense features feed the MLP (ReLU between laye
 then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
-seed), so predictions agree with strata-predict's to float rounding.
+seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
+key without a row was never admitted), so predictions agree with strata-predict's to float
+rounding.
 
 Checkpoint layout (include/strata/ckpt/format.h): meta.h5 holds the model shape in /model, the
 input layout as schema text in the root attribute input_schema (Criteo's layout when absent) and
@@ -79,6 +81,7 @@ class StrataModel(nn.Module):
         self.dim = int(model.attrs["embedding_dim"])
         self.seed = int(model.attrs["seed"])
         self.init_scale = np.float32(model.attrs["init_scale"])
+        self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
         self.schema = strata_schema.Schema(text or strata_schema.CRITEO_SCHEMA, "the checkpoint's input_schema")
@@ -109,12 +112,12 @@ class StrataModel(nn.Module):
         return self.init_scale * (np.float32(2.0) * u - np.float32(1.0))
 
     def lookup(self, keys):
-        """Embeddings [K, dim] of keys: the checkpoint's rows, else the initial ones."""
+        """Embeddings [K, dim] of keys: the checkpoint's rows, else the initial ones (zeros with admission)."""
         at = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
         found = (self.keys[at] == keys) if len(self.keys) else np.zeros(len(keys), dtype=bool)
         out = np.empty((len(keys), self.dim), dtype=np.float32)
         out[found] = self.embeddings[at[found]]
-        out[~found] = self.initial_rows(keys[~found])
+        out[~found] = 0.0 if self.admits else self.initial_rows(keys[~found])
         return torch.from_numpy(out)
 
     def encode(self, rows):
@@ -172,18 +175,34 @@ class StrataModel(nn.Module):
         return torch.sigmoid(x.squeeze(1))
 
 
+def chain(ckpt):
+    """The checkpoints ckpt's rows come from, oldest first: an increment's bases, then itself."""
+    links = [ckpt]
+    while True:
+        with h5py.File(os.path.join(links[0], "meta.h5"), "r") as meta:
+            kind = meta.attrs["kind"]
+            if (kind.decode() if isinstance(kind, bytes) else kind) != "increment":
+                return links
+            base = int(meta.attrs["base_pass"])
+        links.insert(0, os.path.join(os.path.dirname(links[0]), "ckpt-%08d" % base))
+
+
 def load(path):
-    """The model of a checkpoint (or of LATEST in a checkpoint directory)."""
+    """The model of a checkpoint (or of LATEST in a checkpoint directory), with its bases."""
     ckpt = resolve(path)
     keys, embeddings = [], []
-    for f in sorted(glob.glob(os.path.join(ckpt, "rows-*.h5"))):
-        with h5py.File(f, "r") as h:
-            keys.append(h["rows/keys"][...])
-            embeddings.append(h["rows/embedding"][...])
+    for link in chain(ckpt):
+        for f in sorted(glob.glob(os.path.join(link, "rows-*.h5"))):
+            with h5py.File(f, "r") as h:
+                keys.append(h["rows/keys"][...])
+                embeddings.append(h["rows/embedding"][...])
     with h5py.File(os.path.join(ckpt, "meta.h5"), "r") as meta:
         dim = int(meta["model"].attrs["embedding_dim"])
-        return StrataModel(meta, np.concatenate(keys) if keys else np.zeros(0, np.uint64),
-                           np.concatenate(embeddings) if embeddings else np.zeros((0, dim), np.float32))
+        if not keys:
+            return StrataModel(meta, np.zeros(0, np.uint64), np.zeros((0, dim), np.float32))
+        keys, embeddings = np.concatenate(keys)[::-1], np.concatenate(embeddings)[::-1]
+        _, newest = np.unique(keys, return_index=True)  # a key's newest row (increments come last)
+        return StrataModel(meta, keys[newest], embeddings[newest])
 
 
 def main():

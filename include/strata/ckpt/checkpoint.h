@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "strata/ckpt/format.h"
 #include "strata/common/row.h"
@@ -52,7 +53,8 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta);
 // Renames <dir>/tmp_name to <dir>/final_name and fsyncs dir; then replaces <dir>/LATEST
 // (LATEST.tmp, fsync, rename, fsync dir); then, LATEST being durable, removes leftover
 // ".tmp-*" entries and all but the newest `keep` entries named like final_name (same
-// prefix and a number; keep <= 0 keeps all; the newly published one is always kept).
+// prefix and a number; keep <= 0 keeps all; the newly published one is always kept), and
+// the bases the kept increments build on (ResolveChain).
 // A previous entry named final_name that is not yet selected is swapped out atomically.
 Status PublishCheckpoint(const std::string& checkpoint_dir, const std::string& tmp_name,
                          const std::string& final_name, int keep);
@@ -67,7 +69,8 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta);
 // Refuses a resume whose model shape differs from the checkpoint's: InvalidArgument naming
 // the flag, e.g. "--embedding-dim 16 in the checkpoint, 8 now". Learning rates, init and
 // seed may change; only the shape and the optimizer kinds (which fix the state) must match.
-// A delta export is refused too: it holds only the rows changed since its base.
+// A delta export is refused too: it holds only the rows changed since its base (an
+// increment is not: ResolveChain finds its bases).
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec);
 
 // Called with batches of rows: keys (n), rows (n, RowLayoutOf(model).bytes()) packed in the
@@ -85,5 +88,28 @@ Status LoadOwnedRows(const std::string& ckpt_path, const CheckpointMeta& meta, i
 // chunks, and checks its count and CRC32 against meta.rank_files[file_rank].
 Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
                     const RowSink& sink);
+
+// One checkpoint of a chain, with its metadata.
+struct ChainLink {
+  std::string path;
+  CheckpointMeta meta;
+};
+
+// The checkpoints a resume from ckpt_path loads, oldest first: ckpt_path alone when it is
+// full, else its increments' bases (CheckpointName(base_pass) in the same directory) back
+// to a full checkpoint, then ckpt_path. NotFound naming a missing base; Corruption when a
+// base is not the pass its increment names.
+Status ResolveChain(const std::string& ckpt_path, std::vector<ChainLink>* chain);
+
+// With admission (ModelSpec::admit_min_count > 0), each rank also writes
+// <ckpt_tmp_dir>/pending-<rank>.h5, its pending keys and their counts, and fsyncs it.
+Status WritePending(const std::string& ckpt_tmp_dir, int rank, const std::vector<uint64_t>& keys,
+                    const std::vector<uint8_t>& counts);
+
+// The pending keys (and counts) with OwnerRank(key, ranks) == rank, from every rank's
+// pending file (or only pending-<rank>.h5 when ranks == meta.ranks); none when the
+// checkpoint was written without admission.
+Status LoadOwnedPending(const std::string& ckpt_path, const CheckpointMeta& meta, int rank, int ranks,
+                        std::vector<uint64_t>* keys, std::vector<uint8_t>* counts);
 
 }  // namespace strata::ckpt

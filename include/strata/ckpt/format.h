@@ -10,7 +10,8 @@
 //     .tmp-ckpt-00000014/    being written, or left by a crash: ignored, removed on publish
 //
 //   meta.h5
-//     /                       attrs: format_version i32, kind str ("full" | "delta"),
+//     /                       attrs: format_version i32, kind str ("full" | "delta" |
+//                                    "increment"),
 //                                    flags str, pass i64, epoch i64, examples i64,
 //                                    global_step i64, ranks i32, workers i32,
 //                                    base_pass i64, min_last_pass u32 (deltas, else 0),
@@ -23,7 +24,7 @@
 //                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
 //                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
 //                                    ftrl_l1, ftrl_l2, ftrl_beta f32 (optional on read),
-//                                    seed u64
+//                                    admit_min_count i32 (optional on read: 0), seed u64
 //     /progress/data_position u64 (workers)      lines of its chunk each global worker
 //                                                has consumed in the current epoch
 //     /dense/params           f32 (P)            Mlp layout (model/mlp.h); the resume source
@@ -44,7 +45,13 @@
 //     /rows/last_pass         u32 (n)
 //   Row i of every dataset is one row; keys are distinct and all owned by rank r
 //   (OwnerRank(key, ranks) == r). Every dataset of a file has chunks of ChunkRows(dim)
-//   rows (1 MiB of embedding), or of the row count when smaller; readers need not know.
+//   rows (1 MiB of embedding; 1/16 of that in increments and deltas), or of the store's
+//   row count when smaller; readers need not know.
+//
+//   pending-<r>.h5            with admission only (admit_min_count > 0): attr rank i32 on
+//     /pending/keys           u64 (m)            /pending; keys counted, not yet admitted,
+//     /pending/counts         u8 (m)             owned by r; examples that held each (>= 1)
+//   A delta export has no pending files.
 //
 // Checksums. Fletcher32 (HDF5) covers each chunk of each dataset and is checked by every
 // read. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated little-endian
@@ -52,6 +59,14 @@
 // each rank file to this meta.h5, so a missing, swapped, stale or short file is detected
 // even where every chunk is intact. HDF5's own metadata (superblock, object headers) is
 // checked by the library when it opens the file; a truncated file fails to open.
+//
+// An increment (--checkpoint-incremental) is a checkpoint of kind "increment" in the
+// checkpoint directory: its rank files hold only the rows with last_pass >= min_last_pass
+// (the rows trained since the previous checkpoint), base_pass = min_last_pass names that
+// checkpoint (CheckpointName(base_pass), in the same directory; a full one or another
+// increment), and the rest (dense state, progress, data position, pending files) is whole.
+// A resume loads the chain from its full checkpoint up, each increment's rows replacing
+// the rows before them; retention never removes a base a kept checkpoint needs.
 //
 // A delta export has the same layout (kind "delta") under <export-dir>/delta-000001/...:
 // its rank files hold only rows with last_pass >= min_last_pass, its dense part is the
@@ -78,7 +93,9 @@ inline uint64_t ChunkRows(int dim) {
   return kChunkBytes / row > 0 ? kChunkBytes / row : 1;
 }
 
-enum class Kind { kFull, kDelta };
+enum class Kind { kFull, kDelta, kIncrement };
+// "full", "delta", "increment": the kind attribute of meta.h5.
+const char* KindName(Kind kind);
 
 // What meta.h5 records about one rank file.
 struct RankFileInfo {
@@ -120,6 +137,7 @@ std::string CheckpointName(int64_t pass);
 std::string DeltaName(int sequence);
 std::string TmpName(const std::string& final_name);
 std::string RankFileName(int rank);
+std::string PendingFileName(int rank);  // "pending-3.h5"
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestFileName = "LATEST";
 

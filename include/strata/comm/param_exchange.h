@@ -85,6 +85,7 @@ class PassRouting {
   std::shared_ptr<KeyIndex> owned_;
   std::vector<uint32_t> sub_begin_;  // (owned keys + 1)
   std::vector<int> sub_ranks_;
+  std::vector<uint8_t> pending_;  // per owned key: admission left it without a row (or empty)
 };
 
 class ParamExchange {
@@ -98,10 +99,12 @@ class ParamExchange {
   Status Announce(int pass, const std::vector<uint64_t>& keys);
 
   // keys: distinct keys this rank needs for `pass` (grouped by owner and moved into the
-  // routing). On return rows holds their rows and held (n) the owners' flags (1: an earlier
-  // pass in flight holds the row), both in the order of routing->keys().
-  Status Pull(int pass, std::vector<uint64_t> keys, PulledRows* rows, std::vector<uint8_t>* held,
-              PassRouting* routing);
+  // routing); examples (n, or empty without admission): how many of this rank's examples of
+  // the pass hold each key. On return rows holds their rows and held (n) the owners' flags
+  // (1: an earlier pass in flight holds the row), both in the order of routing->keys(). A
+  // key admission leaves pending has a zero row, no returner and no gradient sums.
+  Status Pull(int pass, std::vector<uint64_t> keys, std::vector<uint32_t> examples, PulledRows* rows,
+              std::vector<uint8_t>* held, PassRouting* routing);
 
   // keys: distinct; grouped by owner in place. rows out, in that order; owners record nothing.
   Status PullReadOnly(std::vector<uint64_t>* keys, PulledRows* rows);
@@ -120,16 +123,24 @@ class ParamExchange {
   Status PushBack(const PassRouting& routing, const RowExport& export_rows);
 
  private:
-  // Sends each key to its owner: asked[r] gets the keys rank r asks of this rank.
-  Status KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked);
-  // Reorders keys (stably) by owner rank; begin (ranks + 1) gets where each owner's start.
-  void GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin) const;
+  // Sends each key to its owner: asked[r] gets the keys rank r asks of this rank. With
+  // counts (one a key, else empty), told[r] gets rank r's counts of its asked keys.
+  Status KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
+                      const std::vector<uint32_t>& counts = {}, std::vector<std::vector<uint32_t>>* told = nullptr);
+  // Reorders keys (stably) by owner rank, and counts (one a key, or empty) with them;
+  // begin (ranks + 1) gets where each owner's start.
+  void GroupByOwner(std::vector<uint64_t>* keys, std::vector<size_t>* begin, std::vector<uint32_t>* counts = nullptr) const;
+  // Admission for a pull: which asked keys stay pending (see ServePull).
+  class PullAdmission;
+  static void Subscribe(const std::vector<std::vector<uint64_t>>& asked, const std::vector<uint32_t>& slot_of,
+                        const std::vector<uint32_t>& subscribers, PassRouting* routing);
   // PushBack's part for this rank's own server: exported and stored a chunk at a time.
   Status StoreOwnRows(const PassRouting& routing, const RowExport& export_rows);
   // The replies of a pull, kept as rows: header_bytes per key precede each part's rows.
   static void KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin, size_t header_bytes,
                           PulledRows* rows);
-  Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked, PassRouting* routing,
+  Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
+                   const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                    std::vector<std::string>* reply);
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);

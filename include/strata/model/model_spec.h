@@ -34,6 +34,7 @@ struct ModelSpec {
   float ftrl_beta = 1.0f;          // FTRL-proximal: the rate's smoothing, alpha / (beta + sqrt(n))
   float init_scale = 0.01f;        // embedding init: uniform(-s, s) from (key, seed)
   uint64_t seed = 2026;
+  int admit_min_count = 0;         // examples that must hold a key before it gets a row (0: off)
 
   int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
   bool operator==(const ModelSpec&) const = default;

@@ -25,6 +25,12 @@
 //   - A pull sees either a row before its pass's write-back with the flag, or after it.
 //   - Every call that reads the store sees every Store made before it started.
 //
+// Admission (--admit-min-count, strata/ps/admission.h): the server owns the rank's ledger.
+// A pull reports which keys have no row (fresh), and the exchange asks Admit once a pass
+// for each, with the job-wide count of the pass's examples that hold it. A pending key's
+// row is zero and never stored, and no later pull takes it as held; a read-only pull
+// reads a key without a row as zero (with admission off, as its initial row).
+//
 // Thread safety: every call is safe from any thread. Pulls, read-only pulls and
 // announcements share the lock and run beside each other (the Pull stage's and the
 // training thread's); applying the write-back buffer, Load, Evict-before-pull and
@@ -45,6 +51,7 @@
 #include "strata/common/status.h"
 #include "strata/mem/mem_ps.h"
 #include "strata/model/model_spec.h"
+#include "strata/ps/admission.h"
 #include "strata/ssd/ssd_store.h"
 #include "strata/store/row_store.h"
 
@@ -58,6 +65,7 @@ struct TierCounters {
     kSsdDiskBytes, kCompactions, kSsdLiveBytes, kSsdIndexBytes,
     kDramRows,   // rows held in DRAM: the MEM-PS's resident rows, or every row without one
     kDramBytes,  // DRAM those rows and their index take, as allocated
+    kAdmissionBytes,  // DRAM the admission ledger takes, as allocated
     kFields
   };
   static bool IsLevel(int f) { return f >= kSsdDiskBytes && f != kCompactions; }
@@ -82,15 +90,30 @@ class ShardServer {
   Status Announce(int pass, const uint64_t* keys, size_t n);
 
   // The pull of `pass`: rows (n, row_bytes) out, created when absent; held (n) out, 1 for
-  // a row that an earlier pass in flight holds. Before serving, the MEM-PS pins the keys
-  // (unless announced) and evicts down to its budget.
-  Status Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held);
+  // a row that an earlier pass in flight holds; fresh (n) out, when not null: 1 for a key
+  // with no row stored or held (its row is created by InitRow). Before serving, the MEM-PS
+  // pins the keys (unless announced) and evicts down to its budget.
+  Status Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held, uint8_t* fresh = nullptr);
+
+  // Admission is on (--admit-min-count > 0).
+  bool admits() const { return admission_ != nullptr; }
+  // Fresh keys (n) of `pass`, each asked once a pass, and the job-wide count of the pass's
+  // examples holding each: admitted (n) out (Admission::Admit). REQUIRES: admits().
+  void Admit(int pass, const uint64_t* keys, const uint32_t* examples, size_t n, uint8_t* admitted);
+  // The admission totals after pass `through` (zero without admission).
+  AdmissionTotals AdmissionThrough(int through) const;
+  // The pending keys and counts after pass `through` (none without admission).
+  void PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts) const;
+  // Resume: pending keys and their counts. REQUIRES: admits().
+  void LoadPending(const uint64_t* keys, const uint8_t* counts, size_t n);
 
   // A read-only pull (evaluation, refresh): rows (n, row_bytes) out; pins and flags nothing.
   Status PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows);
 
-  // After the pull of `pass`: owned holds the keys of this rank that the pass now holds.
-  void Hold(int pass, std::shared_ptr<const KeyIndex> owned);
+  // After the pull of `pass`: owned holds the keys of this rank that the pass now holds;
+  // pending (by owned id; empty without admission) flags the keys admission left without
+  // a row, which the pass does not hold.
+  void Hold(int pass, std::shared_ptr<const KeyIndex> owned, std::vector<uint8_t> pending = {});
 
   // Pass-end write-back of returned rows: keys (n), rows (n, row_bytes); buffered without
   // a MEM-PS (see above).
@@ -130,8 +153,9 @@ class ShardServer {
   Status ReleaseNow(int pass);
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
-  // REQUIRES: mu_ held (shared or alone).
-  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows);
+  // Rows of keys not stored are created (InitRow), or zero when created is false; fresh
+  // (n) out, when not null: 1 for those. REQUIRES: mu_ held (shared or alone).
+  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh);
   bool HeldBefore(int pass, uint64_t key) const;
 
   const ModelSpec model_;
@@ -141,7 +165,12 @@ class ShardServer {
   SsdStore* const ssd_;
   // Shared: pulls, read-only pulls, announcements. Alone: writes and the in-flight set.
   std::shared_mutex mu_;
-  std::map<int, std::shared_ptr<const KeyIndex>> in_flight_;  // protected by mu_
+  struct Held {
+    std::shared_ptr<const KeyIndex> owned;
+    std::vector<uint8_t> pending;  // by owned id, or empty
+  };
+  std::map<int, Held> in_flight_;  // protected by mu_
+  const std::unique_ptr<Admission> admission_;  // null without admission
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
   std::set<int> announced_;  // protected by announce_mu_: passes announced, not yet released
   std::mutex write_back_mu_;  // Store and Release hold only this; taken after mu_, never before

@@ -51,6 +51,7 @@ struct TrainOptions {
   std::string checkpoint_dir;       // empty: no checkpoints
   int checkpoint_every_passes = 0;  // 0: only at the end
   int keep_checkpoints = 3;         // older ones are deleted once a newer one is published
+  int checkpoint_incremental = 0;   // > 1: increments between full checkpoints, a full one every N
   std::string resume;               // "LATEST" (of --checkpoint-dir) or a checkpoint path
   std::string init_from;            // a checkpoint whose model starts this run on new input
   std::string export_delta_dir;     // delta exports for serving after each checkpoint
