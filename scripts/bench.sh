@@ -9,8 +9,10 @@
 #                     against the MLP compute ceiling measured by $BUILD/bench/mlp_bench
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order (skipped when the sample is absent)
-#   lifecycle         feature admission on the real Criteo sample split 90/10: eval AUC and
-#                     rows at --admit-min-count 0, 2 and 5 (skipped when the sample is absent)
+#   lifecycle         on the real Criteo sample split 90/10 (skipped when it is absent): eval
+#                     AUC, rows and rows evicted at --admit-min-count 0, 2 and 5 with
+#                     --evict-unseen-passes 0 and 5; eval AUC and row bytes (as stored, in
+#                     DRAM, in the checkpoint) with --row-dtype fp32 and bf16
 #   checkpoint        $BUILD/bench/ckpt_bench: write and cold read of a BENCH_CKPT_GB (default 2)
 #                     GB model in 2 rank files, as fractions of the disk's sequential write
 #                     and read bandwidth measured in the same run on the same directory; and
@@ -162,22 +164,52 @@ section_criteo_auc() {
 # ---- section: feature lifecycle ---------------------------------------------------------------
 
 section_lifecycle() {
-  echo "== Feature admission: real Criteo sample split 90/10, --admit-min-count 0, 2 and 5"
+  echo "== Feature admission and eviction: real Criteo sample split 90/10, passes of 20000 examples"
   local data=$WORK/criteo
   criteo_split "$data" "admission 2: rows kept, eval AUC change" || return 0
   local flags=(--embedding-dim 16 --mlp 512,256,128 --epochs 1 --threads 1 --batch-size 256
                --train "$data/train.tsv" --eval "$data/eval.tsv")
-  local n auc rows base_auc base_rows
-  printf '  %-22s %10s %10s %12s\n' "--admit-min-count" "eval AUC" "rows" "rows kept"
+  local n e name auc rows evicted base_auc base_rows
+  printf '  %-18s %-22s %10s %10s %10s %12s\n' "--admit-min-count" "--evict-unseen-passes" "eval AUC" "rows" \
+    "evicted" "rows kept"
   for n in 0 2 5; do
-    run_strata 2 "$WORK/adm$n.log" "$WORK/adm$n.jsonl" "${flags[@]}" --admit-min-count "$n"
-    auc=$(json_field "$WORK/adm$n.jsonl" eval_auc); rows=$(json_field "$WORK/adm$n.jsonl" keys)
-    if [ "$n" = 0 ]; then base_auc=$auc; base_rows=$rows; fi
-    printf '  %-22s %10.5f %10d %12s\n' "$n" "$auc" "$rows" "$(ratio "$rows" "$base_rows")"
-    if [ "$n" = 2 ]; then
-      summary_add "admission 2: rows kept, eval AUC change" \
-        "$(ratio "$rows" "$base_rows"), $(awk -v a="$auc" -v b="$base_auc" 'BEGIN {printf "%+.5f", a - b}')"
-    fi
+    for e in 0 5; do
+      name=life-$n-$e
+      run_strata 2 "$WORK/$name.log" "$WORK/$name.jsonl" "${flags[@]}" --pass-examples 20000 \
+        --admit-min-count "$n" --evict-unseen-passes "$e"
+      auc=$(json_field "$WORK/$name.jsonl" eval_auc); rows=$(json_field "$WORK/$name.jsonl" keys)
+      evicted=$("$PY" -c "import json; print(sum(r.get('rows_evicted', 0) for r in map(json.loads, open('$WORK/$name.jsonl'))))")
+      if [ "$n$e" = 00 ]; then base_auc=$auc; base_rows=$rows; fi
+      printf '  %-18s %-22s %10.5f %10d %10d %12s\n' "$n" "$e" "$auc" "$rows" "$evicted" "$(ratio "$rows" "$base_rows")"
+      if [ "$n$e" = 20 ] || [ "$n$e" = 05 ]; then
+        summary_add "$([ "$n" = 2 ] && echo "admission 2" || echo "eviction 5"): rows kept, eval AUC change" \
+          "$(ratio "$rows" "$base_rows"), $(awk -v a="$auc" -v b="$base_auc" 'BEGIN {printf "%+.5f", a - b}')"
+      fi
+    done
+  done
+  row_dtype_case "${flags[@]}"
+}
+
+# --row-dtype fp32 and bf16 on the same split, for Adagrad and row-wise Adagrad: eval AUC,
+# the row's bytes, what a row takes in DRAM (the store's allocation) and in the checkpoint.
+row_dtype_case() {
+  echo "== Row precision: the same split, --row-dtype fp32 and bf16"
+  local opt t name auc row_b dram_b ckpt_b base_auc base_b
+  printf '  %-26s %10s %8s %12s %12s\n' "optimizer, row dtype" "eval AUC" "row B" "DRAM B/row" "ckpt B/row"
+  for opt in adagrad rowwise-adagrad; do
+    for t in fp32 bf16; do
+      name=dt-$opt-$t
+      run_strata 2 "$WORK/$name.log" "$WORK/$name.jsonl" "$@" --sparse-optimizer "$opt" --row-dtype "$t" --pass-examples 100000 \
+        --checkpoint-dir "$WORK/$name-ck"
+      auc=$(json_field "$WORK/$name.jsonl" eval_auc)
+      row_b=$(sed -n 's/.*rows of \([0-9]*\) B.*/\1/p' "$WORK/$name.log")
+      dram_b=$(last_pass_field "$WORK/$name.jsonl" dram_bytes_per_row)
+      ckpt_b=$(( $(du -cb "$WORK/$name-ck"/ckpt-*/rows-*.h5 | tail -1 | cut -f1) / $(json_field "$WORK/$name.jsonl" keys) ))
+      printf '  %-26s %10.5f %8d %12.1f %12d\n' "$opt, $t" "$auc" "$row_b" "$dram_b" "$ckpt_b"
+      if [ "$t" = fp32 ]; then base_auc=$auc; base_b=$row_b; continue; fi
+      summary_add "bf16 rows ($opt): row bytes, eval AUC change" \
+        "$(ratio "$row_b" "$base_b"), $(awk -v a="$auc" -v b="$base_auc" 'BEGIN {printf "%+.5f", a - b}')"
+    done
   done
 }
 

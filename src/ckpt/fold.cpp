@@ -53,12 +53,30 @@ bool LoadedModel::Upsert(uint64_t key, const uint8_t* row) {
   return inserted;
 }
 
+void LoadedModel::Erase(uint64_t key) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return;
+  const size_t hole = it->second, last = keys_.size() - 1;
+  index_.erase(it);
+  if (hole != last) {
+    keys_[hole] = keys_[last];
+    std::memcpy(&rows_[hole * row_bytes_], &rows_[last * row_bytes_], row_bytes_);
+    index_[keys_[hole]] = hole;
+  }
+  keys_.pop_back();
+  rows_.resize(last * row_bytes_);
+}
+
 namespace {
 
-// Upserts every row of the checkpoint at path onto model and takes its dense state and
-// progress (an increment or delta over the model; its metadata in `over`).
+// Applies the checkpoint at path (an increment or delta over the model; its metadata in
+// `over`): erases its deleted keys, then upserts every row.
 Status Overlay(const std::string& path, const CheckpointMeta& over, LoadedModel* model,
-               const std::function<void(uint64_t, const uint8_t*)>& upsert) {
+               const std::function<void(uint64_t, const uint8_t*)>& upsert,
+               const std::function<void(uint64_t)>& erase) {
+  std::vector<uint64_t> deleted;
+  STRATA_RETURN_IF_ERROR(LoadOwnedDeleted(path, over, 0, 1, &deleted));  // one rank owns every key
+  for (uint64_t k : deleted) erase(k);
   for (int f = 0; f < over.ranks; ++f) {
     STRATA_RETURN_IF_ERROR(ScanRankFile(path, over, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
       for (size_t i = 0; i < n; ++i) upsert(k[i], r + i * model->row_bytes());
@@ -90,7 +108,8 @@ Status LoadModel(const std::string& ckpt_path, LoadedModel* out) {
   for (size_t i = 1; i < chain.size(); ++i) {  // increments: their rows replace the bases'
     STRATA_RETURN_IF_ERROR(CheckCompatible(out->meta_, chain[i].meta.model));
     STRATA_RETURN_IF_ERROR(Overlay(chain[i].path, chain[i].meta, out,
-                                   [out](uint64_t k, const uint8_t* r) { out->Upsert(k, r); }));
+                                   [out](uint64_t k, const uint8_t* r) { out->Upsert(k, r); },
+                                   [out](uint64_t k) { out->Erase(k); }));
     out->meta_ = chain[i].meta;
   }
   return Status::OK();
@@ -106,11 +125,28 @@ Status ApplyDelta(const std::string& delta_path, LoadedModel* model) {
                                    ", the model is at pass " + std::to_string(m.progress.pass) + " (missing or reordered delta?)");
   }
   STRATA_RETURN_IF_ERROR(CheckCompatible(m, delta.model));
-  STRATA_RETURN_IF_ERROR(Overlay(delta_path, delta, model, [model](uint64_t k, const uint8_t* r) { model->Upsert(k, r); }));
+  STRATA_RETURN_IF_ERROR(Overlay(delta_path, delta, model, [model](uint64_t k, const uint8_t* r) { model->Upsert(k, r); },
+                                 [model](uint64_t k) { model->Erase(k); }));
   m.progress = delta.progress;
   m.workers = delta.workers;
   m.data_position = delta.data_position;
   m.dense = delta.dense;
+  return Status::OK();
+}
+
+// B's rows in batches: streamed from its rank files, or, for an increment, from its
+// chain loaded whole (the increment alone holds only some of them).
+Status ScanModel(const std::string& path, const CheckpointMeta& meta, const RowSink& sink) {
+  if (meta.kind == Kind::kIncrement) {
+    LoadedModel whole;
+    STRATA_RETURN_IF_ERROR(LoadModel(path, &whole));
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const uint64_t key = whole.key(i);
+      STRATA_RETURN_IF_ERROR(sink(&key, 1, whole.row(i)));
+    }
+    return Status::OK();
+  }
+  for (int f = 0; f < meta.ranks; ++f) STRATA_RETURN_IF_ERROR(ScanRankFile(path, meta, f, sink));
   return Status::OK();
 }
 
@@ -119,33 +155,36 @@ Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* dif
   CheckpointMeta b;
   STRATA_RETURN_IF_ERROR(ReadMeta(b_path, &b));
   const RowLayout layout = RowLayoutOf(a.meta().model), other = RowLayoutOf(b.model);
-  if (other.dim != layout.dim || other.state_floats != layout.state_floats) {
-    return Status::InvalidArgument(b_path + ": rows of embedding dim " + std::to_string(other.dim) + " and " +
-                                   std::to_string(other.state_floats) + " optimizer state floats, the other model's " +
-                                   std::to_string(layout.dim) + " and " + std::to_string(layout.state_floats));
+  std::vector<float> fa(layout.floats()), fb(layout.floats());
+  if (other.dim != layout.dim || other.state_floats != layout.state_floats || other.dtype != layout.dtype) {
+    auto describe = [](const RowLayout& l) {
+      return "embedding dim " + std::to_string(l.dim) + " (" + RowDtypeName(l.dtype) + ") and " +
+             std::to_string(l.state_floats) + " optimizer state floats";
+    };
+    return Status::InvalidArgument(b_path + ": rows of " + describe(other) + ", the other model's " + describe(layout));
   }
   const size_t row_bytes = a.row_bytes();
   uint64_t in_both = 0;
-  for (int f = 0; f < b.ranks; ++f) {
-    STRATA_RETURN_IF_ERROR(ScanRankFile(b_path, b, f, [&](const uint64_t* k, size_t n, const uint8_t* r) {
-      for (size_t i = 0; i < n; ++i) {
-        const uint8_t* ra = a.Find(k[i]);
-        const uint8_t* rb = r + i * row_bytes;
-        if (!ra) {
-          ++diff->added;
-          continue;
-        }
-        ++in_both;
-        if (std::memcmp(ra, rb, row_bytes) == 0) {
-          ++diff->same;
-          continue;
-        }
-        ++diff->changed;
-        diff->max_abs_diff = std::max(diff->max_abs_diff, MaxAbsDiff(RowLayout::Embedding(ra), RowLayout::Embedding(rb), layout.floats()));
+  STRATA_RETURN_IF_ERROR(ScanModel(b_path, b, [&](const uint64_t* k, size_t n, const uint8_t* r) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* ra = a.Find(k[i]);
+      const uint8_t* rb = r + i * row_bytes;
+      if (!ra) {
+        ++diff->added;
+        continue;
       }
-      return Status::OK();
-    }));
-  }
+      ++in_both;
+      if (std::memcmp(ra, rb, row_bytes) == 0) {
+        ++diff->same;
+        continue;
+      }
+      ++diff->changed;
+      layout.LoadFloats(ra, fa.data());
+      layout.LoadFloats(rb, fb.data());
+      diff->max_abs_diff = std::max(diff->max_abs_diff, MaxAbsDiff(fa.data(), fb.data(), layout.floats()));
+    }
+    return Status::OK();
+  }));
   diff->removed = a.size() - in_both;
   diff->pass_a = a.meta().progress.pass;
   diff->pass_b = b.progress.pass;

@@ -44,7 +44,23 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m.init_scale, w));
   for (const auto& [name, value] : FtrlAttrs(&m)) STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "admit_min_count", H5T_NATIVE_INT, &m.admit_min_count, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "evict_unseen_passes", H5T_NATIVE_INT, &m.evict_unseen_passes, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "row_dtype", RowDtypeName(m.row_dtype), w));
   return h5::WriteAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m.seed, w);
+}
+
+// The MLP's widths and the mean-pooled slots of CheckModelShape.
+Status CheckLayers(const ModelSpec& m, const std::string& where) {
+  for (int width : m.mlp) {
+    if (width < 1) return Status::Corruption(where + ": mlp width " + std::to_string(width));
+  }
+  for (size_t i = 0; i < m.mean_slots.size(); ++i) {
+    const int s = m.mean_slots[i];
+    if (s < 0 || s >= m.num_slots || (i > 0 && s <= m.mean_slots[i - 1])) {
+      return Status::Corruption(where + ": mean_slots entry " + std::to_string(s));
+    }
+  }
+  return Status::OK();
 }
 
 // A model whose shape no build could have written (and whose sizes would overflow the
@@ -53,17 +69,33 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   constexpr int kMaxColumns = 1 << 16;
   auto bad = [&](const std::string& what) { return Status::Corruption(where + ": " + what); };
   if (m.embedding_dim < 1 || m.embedding_dim > kMaxEmbeddingDim) return bad("embedding_dim " + std::to_string(m.embedding_dim));
+  if (m.row_dtype != RowDtype::kFp32 && m.embedding_dim % 2 != 0) return bad("16-bit rows of odd embedding_dim");
   if (m.num_slots < 1 || m.num_slots > kMaxColumns) return bad("num_slots " + std::to_string(m.num_slots));
   if (m.num_dense < 0 || m.num_dense > kMaxColumns) return bad("num_dense " + std::to_string(m.num_dense));
-  for (int width : m.mlp) {
-    if (width < 1) return bad("mlp width " + std::to_string(width));
-  }
   if (m.admit_min_count < 0 || m.admit_min_count > kMaxAdmitMinCount) return bad("admit_min_count " + std::to_string(m.admit_min_count));
-  for (size_t i = 0; i < m.mean_slots.size(); ++i) {
-    const int s = m.mean_slots[i];
-    if (s < 0 || s >= m.num_slots || (i > 0 && s <= m.mean_slots[i - 1])) return bad("mean_slots entry " + std::to_string(s));
+  return CheckLayers(m, where);
+}
+
+// The attrs of /model that older files lack (their defaults then hold).
+Status ReadOptionalModelAttrs(hid_t g, const std::string& w, ModelSpec* m) {
+  if (h5::HasAttr(g, "mean_slots")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g, "mean_slots", w, &m->mean_slots));
+  for (const auto& [name, value] : FtrlAttrs(m)) {
+    if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_FLOAT, value, w));
   }
-  return Status::OK();
+  for (const auto& [name, value] : {std::pair{"admit_min_count", &m->admit_min_count},
+                                    std::pair{"evict_unseen_passes", &m->evict_unseen_passes}}) {
+    if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_INT, value, w));
+  }
+  if (!h5::HasAttr(g, "row_dtype")) return Status::OK();
+  std::string dtype;
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "row_dtype", w, &dtype));
+  for (RowDtype t : {RowDtype::kFp32, RowDtype::kBf16, RowDtype::kFp16}) {
+    if (dtype == RowDtypeName(t)) {
+      m->row_dtype = t;
+      return Status::OK();
+    }
+  }
+  return Status::Corruption(w + ": unknown row_dtype '" + dtype + "'");
 }
 
 Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
@@ -75,20 +107,14 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m->num_dense, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m->embedding_dim, w));
   STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g.get(), "mlp", w, &m->mlp));
-  if (h5::HasAttr(g.get(), "mean_slots")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g.get(), "mean_slots", w, &m->mean_slots));
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "sparse_optimizer", w, &sparse));
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g.get(), "dense_optimizer", w, &dense));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_sparse", H5T_NATIVE_FLOAT, &m->lr_sparse, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "lr_dense", H5T_NATIVE_FLOAT, &m->lr_dense, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "adagrad_init", H5T_NATIVE_FLOAT, &m->adagrad_initial_accumulator, w));
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "init_scale", H5T_NATIVE_FLOAT, &m->init_scale, w));
-  for (const auto& [name, value] : FtrlAttrs(m)) {  // optional: older files lack them
-    if (h5::HasAttr(g.get(), name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), name, H5T_NATIVE_FLOAT, value, w));
-  }
   STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "seed", H5T_NATIVE_UINT64, &m->seed, w));
-  if (h5::HasAttr(g.get(), "admit_min_count")) {  // optional: older files lack it (admission off)
-    STRATA_RETURN_IF_ERROR(h5::ReadAttr(g.get(), "admit_min_count", H5T_NATIVE_INT, &m->admit_min_count, w));
-  }
+  STRATA_RETURN_IF_ERROR(ReadOptionalModelAttrs(g.get(), w, m));
   bool known = false;
   for (SparseOptimizerKind k : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kSgd, SparseOptimizerKind::kRowwiseAdagrad,
                                 SparseOptimizerKind::kAdam, SparseOptimizerKind::kFtrl}) {
@@ -230,6 +256,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "input_schema", meta.input_schema, path));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(file.get(), "slot_names", meta.slot_names, path));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "batch_size", H5T_NATIVE_INT, &copy.batch_size, path));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), "rows_evicted", H5T_NATIVE_INT64, &copy.progress.rows_evicted, path));
   for (const RootField& f : RootFields(&copy)) {
     STRATA_RETURN_IF_ERROR(h5::WriteAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -239,6 +266,7 @@ Status WriteMeta(const std::string& ckpt_tmp_dir, const CheckpointMeta& meta) {
   STRATA_RETURN_IF_ERROR(SyncPath(path));
   for (int r = meta.ranks;; ++r) {  // rank files of an earlier, wider attempt at this name
     std::filesystem::remove(ckpt_tmp_dir + "/" + PendingFileName(r), ec);
+    std::filesystem::remove(ckpt_tmp_dir + "/" + DeletedFileName(r), ec);
     if (!std::filesystem::remove(ckpt_tmp_dir + "/" + RankFileName(r), ec)) break;
   }
   return SyncDir(ckpt_tmp_dir);
@@ -271,6 +299,9 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
     STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), "batch_size", H5T_NATIVE_INT, &meta->batch_size, path));
     if (meta->batch_size < 0) return Status::Corruption(path + ": batch_size " + std::to_string(meta->batch_size));
   }
+  if (h5::HasAttr(file.get(), "rows_evicted")) {
+    STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), "rows_evicted", H5T_NATIVE_INT64, &meta->progress.rows_evicted, path));
+  }
   for (const RootField& f : RootFields(meta)) {
     STRATA_RETURN_IF_ERROR(h5::ReadAttr(file.get(), f.name, f.type, f.value, path));
   }
@@ -293,6 +324,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
   if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
   if (c.mean_slots != spec.mean_slots) return differ("mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(spec.mean_slots));
+  if (c.row_dtype != spec.row_dtype) return differ("--row-dtype", RowDtypeName(c.row_dtype), RowDtypeName(spec.row_dtype));
   if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseOptimizerName(c.sparse_optimizer), SparseOptimizerName(spec.sparse_optimizer));
   if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseOptimizerName(c.dense_optimizer), DenseOptimizerName(spec.dense_optimizer));
   return Status::OK();

@@ -90,6 +90,7 @@ std::string TmpName(const std::string& final_name) { return kTmpPrefix + final_n
 
 std::string RankFileName(int rank) { return "rows-" + std::to_string(rank) + ".h5"; }
 std::string PendingFileName(int rank) { return "pending-" + std::to_string(rank) + ".h5"; }
+std::string DeletedFileName(int rank) { return "deleted-" + std::to_string(rank) + ".h5"; }
 
 Status PublishCheckpoint(const std::string& checkpoint_dir, const std::string& tmp_name,
                          const std::string& final_name, int keep) {

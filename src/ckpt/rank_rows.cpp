@@ -29,18 +29,19 @@ constexpr const char* kColumnNames[kColumns] = {"keys", "embedding", "state", "f
 // One batch of at most `capacity` rows split into the datasets' column buffers.
 struct Columns {
   Columns(const RowLayout& layout, size_t capacity)
-      : dim(layout.dim),
+      : emb_bytes(layout.embedding_bytes()),
         state_floats(layout.state_floats),
         keys(capacity),
-        emb(capacity * dim),
+        emb(capacity * emb_bytes),
         state(capacity * state_floats),
         freq(capacity),
         last(capacity) {}
-  size_t dim;
+  size_t emb_bytes;  // a row's embedding, in the row dtype
   size_t state_floats;
   size_t n = 0;
   std::vector<uint64_t> keys;
-  std::vector<float> emb, state;
+  std::vector<uint8_t> emb;
+  std::vector<float> state;
   std::vector<uint32_t> freq, last;
 
   void* data(int c) {
@@ -48,7 +49,7 @@ struct Columns {
     return p[c];
   }
   size_t col_bytes(int c) const {
-    return n * (c == kKeys ? 8 : c == kEmbedding ? 4 * dim : c == kState ? 4 * state_floats : 4);
+    return n * (c == kKeys ? 8 : c == kEmbedding ? emb_bytes : c == kState ? 4 * state_floats : 4);
   }
 };
 
@@ -73,7 +74,9 @@ class FileCrc {
   uint64_t bytes_[kColumns] = {};
 };
 
-hid_t ColumnType(int c) {
+// 16-bit embeddings are stored as their raw bits (u16); /model row_dtype says which.
+hid_t ColumnType(int c, const RowLayout& layout) {
+  if (c == kEmbedding && layout.dtype != RowDtype::kFp32) return H5T_NATIVE_UINT16;
   return c == kKeys ? H5T_NATIVE_UINT64 : c == kEmbedding || c == kState ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT32;
 }
 uint64_t ColumnCols(int c, const RowLayout& layout) {
@@ -86,6 +89,14 @@ uint64_t BatchRows(int dim) { return 4 * ChunkRows(dim); }
 // the next batches are encoded and the closing fsync has little left to do.
 void StartWriteback(int fd) {
   if (fd >= 0) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+// Small stores get one small chunk: HDF5 allocates whole chunks. An increment or delta
+// (min_last_pass > 0) holds an unknown share of the store, often a small one: its chunks
+// are 16x smaller, so its last, partial chunk wastes little.
+uint64_t FileChunkRows(uint64_t store_rows, const RowLayout& layout, uint32_t min_last_pass) {
+  const uint64_t most = min_last_pass > 0 ? std::max<uint64_t>(1, ChunkRows(layout.dim) / 16) : ChunkRows(layout.dim);
+  return std::clamp<uint64_t>(store_rows, 1, most);
 }
 
 Status AppendBatch(h5::Dataset* ds, Columns* cols, int writeback_fd) {
@@ -111,18 +122,14 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file.get(), "rows", path, &group));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows"));
-  // Small stores get one small chunk: HDF5 allocates whole chunks. An increment or delta
-  // (min_last_pass > 0) holds an unknown share of the store, often a small one: its chunks
-  // are 16x smaller, so its last, partial chunk wastes little.
-  const uint64_t most = min_last_pass > 0 ? std::max<uint64_t>(1, ChunkRows(layout.dim) / 16) : ChunkRows(layout.dim);
-  const uint64_t chunk_rows = std::clamp<uint64_t>(store.num_keys(), 1, most);
+  const uint64_t chunk_rows = FileChunkRows(store.num_keys(), layout, min_last_pass);
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c), ColumnCols(c, layout),
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c, layout), ColumnCols(c, layout),
                                                chunk_rows, path + ": /rows/" + kColumnNames[c], &ds[c]));
   }
   const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
-  const size_t batch = BatchRows(layout.dim), d = layout.dim, s = layout.state_floats;
+  const size_t batch = BatchRows(layout.dim), eb = layout.embedding_bytes(), s = layout.state_floats;
   Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   int cur = 0;
   FileCrc crc;
@@ -141,7 +148,7 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
     Columns& cols = bufs[cur];
     const size_t i = cols.n++;
     cols.keys[i] = key;
-    std::memcpy(&cols.emb[i * d], RowLayout::Embedding(row), d * sizeof(float));
+    std::memcpy(&cols.emb[i * eb], row, eb);
     std::memcpy(&cols.state[i * s], layout.State(row), s * sizeof(float));
     cols.freq[i] = layout.Freq(row);
     cols.last[i] = layout.LastPass(row);
@@ -180,7 +187,7 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
                               std::to_string(file_rank));
   }
   for (int c = 0; c < kColumns; ++c) {
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Open(group.get(), kColumnNames[c], ColumnType(c),
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Open(group.get(), kColumnNames[c], ColumnType(c, RowLayoutOf(meta.model)),
                                              ColumnCols(c, RowLayoutOf(meta.model)),
                                              path + ": /rows/" + kColumnNames[c], &ds[c]));
     if (ds[c].rows() != expect.rows) {
@@ -194,7 +201,7 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
 // Rows (cols.n, row bytes) from a batch of columns, each key checked to be file_rank's.
 Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, int file_rank, uint64_t first,
                      const std::string& path, std::vector<uint8_t>* rows) {
-  const size_t dim = cols.dim, s = cols.state_floats;
+  const size_t eb = cols.emb_bytes, s = cols.state_floats;
   rows->resize(cols.n * layout.bytes());
   for (uint64_t i = 0; i < cols.n; ++i) {
     if (OwnerRank(cols.keys[i], ranks) != file_rank) {
@@ -202,7 +209,7 @@ Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, in
                                 std::to_string(cols.keys[i]) + " is not owned by rank " + std::to_string(file_rank));
     }
     uint8_t* row = &(*rows)[i * layout.bytes()];
-    std::memcpy(RowLayout::Embedding(row), &cols.emb[i * dim], dim * sizeof(float));
+    std::memcpy(row, &cols.emb[i * eb], eb);
     std::memcpy(layout.State(row), &cols.state[i * s], s * sizeof(float));
     layout.SetFreq(row, cols.freq[i]);
     layout.SetLastPass(row, cols.last[i]);

@@ -299,6 +299,12 @@ void CachePolicy::PopVictims(size_t n, Pins pins, std::vector<Victim>* out, cons
   for (const Rank& r : ranks) Evict(r.handle(), &out->emplace_back());
 }
 
+void CachePolicy::Erase(Handle h) {
+  Victim gone;
+  Evict(h, &gone);
+  sweep_valid_ = false;  // PopVictim's order may hold the row
+}
+
 void CachePolicy::Evict(Handle h, Victim* out) {
   Meta& m = meta_[h];
   if (m.pins != 0) {  // kMayEvict: the key stays pinned while absent

@@ -155,6 +155,23 @@ class MemPsImpl final : public MemPs {
     return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
+  // Cached rows leave the cache; the backing store erases the keys it holds (a key not
+  // cached is there, as every key is present).
+  Status Erase(const uint64_t* keys, size_t n) override {
+    std::vector<uint64_t> backed;
+    for (size_t i = 0; i < n; ++i) {
+      Stripe& s = StripeOf(keys[i]);
+      std::lock_guard lock(s.mu);
+      const Handle h = s.policy.Find(keys[i]);
+      if (h == CachePolicy::kNone || (s.flags[h] & kInBacking)) backed.push_back(keys[i]);
+      if (h == CachePolicy::kNone) continue;
+      if (s.flags[h] & kDirty) --s.dirty;
+      s.flags[h] = 0;
+      s.policy.Erase(h);
+    }
+    return backed.empty() ? Status::OK() : backing_->Erase(backed.data(), backed.size());
+  }
+
   Status Sync() override { return Flush(); }
 
   Status Scan(const std::function<void(uint64_t, const uint8_t*)>& visit) override {

@@ -14,23 +14,22 @@ namespace strata {
 
 void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
   const RowLayout layout = RowLayoutOf(spec);
-  float* emb = RowLayout::Embedding(row);
   float* state = layout.State(row);
   // Counter-based: coordinate c's value hashes (key, seed, c) alone, never a stream position.
   const uint64_t base = Mix64(key ^ Mix64(spec.seed ^ 0x726f772d696e6974ULL));  // "row-init"
+  const bool zero = spec.sparse_optimizer == SparseOptimizerKind::kFtrl;  // FTRL-proximal: w = z = n = 0
+  float emb[kMaxEmbeddingDim];
   for (int c = 0; c < spec.embedding_dim; ++c) {
     float u = static_cast<float>(Mix64(base + static_cast<uint64_t>(c)) >> 40) * 0x1.0p-24f;
-    emb[c] = spec.init_scale * (2.0f * u - 1.0f);
+    emb[c] = zero ? 0.0f : spec.init_scale * (2.0f * u - 1.0f);
   }
+  layout.StoreEmbedding(emb, row);
   // Adam's moments and step count start at zero; Adagrad's sums at the initial accumulator.
   const float state_init = spec.sparse_optimizer == SparseOptimizerKind::kAdam ||
                                    spec.sparse_optimizer == SparseOptimizerKind::kFtrl
                                ? 0.0f
                                : spec.adagrad_initial_accumulator;
   for (int c = 0; c < layout.state_floats; ++c) state[c] = state_init;
-  if (spec.sparse_optimizer == SparseOptimizerKind::kFtrl) {  // FTRL-proximal starts at w = 0 (z = n = 0)
-    for (int c = 0; c < spec.embedding_dim; ++c) emb[c] = 0.0f;
-  }
   layout.SetFreq(row, 0);
   layout.SetLastPass(row, 0);
 }

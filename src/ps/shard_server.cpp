@@ -12,7 +12,9 @@ namespace strata {
 
 ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
     : model_(model), row_bytes_(RowLayoutOf(model).bytes()), store_(std::move(store)), mem_(mem),
-      ssd_(ssd), admission_(model.admit_min_count > 0 ? std::make_unique<Admission>(model.admit_min_count) : nullptr) {}
+      ssd_(ssd), admission_(model.admit_min_count > 0
+                     ? std::make_unique<Admission>(model.admit_min_count, model.evict_unseen_passes)
+                     : nullptr) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   if (!mem_) return Status::OK();
@@ -43,7 +45,7 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
   }
   if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
-  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh));
+  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass));
   for (size_t i = 0; i < n; ++i) {
     held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
     if (fresh && held[i]) fresh[i] = 0;
@@ -59,27 +61,35 @@ AdmissionTotals ShardServer::AdmissionThrough(int through) const {
   return admission_ ? admission_->TotalsThrough(through) : AdmissionTotals();
 }
 
-void ShardServer::PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts) const {
+void ShardServer::PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts,
+                                 std::vector<uint32_t>* last) const {
   keys->clear();
   counts->clear();
-  if (admission_) admission_->Snapshot(through, keys, counts);
+  last->clear();
+  if (admission_) admission_->Snapshot(through, keys, counts, last);
 }
 
-void ShardServer::LoadPending(const uint64_t* keys, const uint8_t* counts, size_t n) {
-  admission_->Load(keys, counts, n);
+void ShardServer::LoadPending(const uint64_t* keys, const uint8_t* counts, const uint32_t* last, size_t n) {
+  admission_->Load(keys, counts, last, n);
 }
 
 Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) {
   if (n == 0) return Status::OK();
   if (WriteBackPending()) STRATA_RETURN_IF_ERROR(Exclusive([] { return Status::OK(); }));
   std::shared_lock lock(mu_);
-  return ReadRows(keys, n, rows, admission_ == nullptr, nullptr);
+  return ReadRows(keys, n, rows, admission_ == nullptr, nullptr, released_through_ + 1);
 }
 
-Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh) {
+bool ShardServer::Dead(const uint8_t* row, int now) const {
+  const int64_t unseen = model_.evict_unseen_passes;
+  return unseen > 0 && static_cast<int64_t>(RowLayoutOf(model_).LastPass(row)) + unseen <= now - 1;
+}
+
+Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now) {
   std::vector<uint8_t> found(n);
   STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows, found.data()));
   for (size_t i = 0; i < n; ++i) {
+    if (found[i] && Dead(rows + i * row_bytes_, now)) found[i] = 0;
     if (fresh) fresh[i] = !found[i];
     if (found[i]) continue;
     if (created) {
@@ -152,6 +162,8 @@ Status ShardServer::ApplyWriteBack() {
 Status ShardServer::ReleaseNow(int pass) {
   in_flight_.erase(pass);
   if (admission_) admission_->Release(pass);
+  released_through_ = std::max(released_through_, pass);
+  if (model_.evict_unseen_passes > 0) STRATA_RETURN_IF_ERROR(EvictDead(pass));
   {
     std::lock_guard a(announce_mu_);
     announced_.erase(pass);
@@ -159,6 +171,64 @@ Status ShardServer::ReleaseNow(int pass) {
   if (!mem_) return Status::OK();
   STRATA_RETURN_IF_ERROR(mem_->UnpinPass(pass));
   return mem_->BeginPass(pass + 1);
+}
+
+// One scan of the stack: at the end of `pass`, a row is dead when its last pass is at most
+// pass - N. Rows dead earlier were erased at their own pass (or left out of the checkpoint
+// a resume loaded), so every row found here died at `pass`.
+Status ShardServer::EvictDead(int pass) {
+  std::vector<uint64_t> dead;
+  STRATA_RETURN_IF_ERROR(store_->Scan([&](uint64_t key, const uint8_t* row) {
+    if (Dead(row, pass + 1)) dead.push_back(key);
+  }));
+  evicted_[pass] = static_cast<int64_t>(dead.size());
+  while (evicted_.size() > 64) evicted_.erase(evicted_.begin());  // the reporter asks for recent passes
+  if (dead.empty()) return Status::OK();
+  STRATA_RETURN_IF_ERROR(store_->Erase(dead.data(), dead.size()));
+  if (log_erased_) erased_[pass] = std::move(dead);
+  return Status::OK();
+}
+
+void ShardServer::LogErased(bool on) {
+  std::lock_guard lock(mu_);
+  log_erased_ = on;
+}
+
+Status ShardServer::ErasedSince(int first, std::vector<uint64_t>* keys) {
+  return Exclusive([&] {
+    keys->clear();
+    for (auto it = erased_.lower_bound(first); it != erased_.end(); ++it) {
+      keys->insert(keys->end(), it->second.begin(), it->second.end());
+    }
+    std::sort(keys->begin(), keys->end());  // a key may die, return and die again
+    keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+    return Status::OK();
+  });
+}
+
+void ShardServer::ForgetErasedBefore(int first) {
+  std::lock_guard lock(mu_);
+  erased_.erase(erased_.begin(), erased_.lower_bound(first));
+}
+
+Status ShardServer::EraseStored(const uint64_t* keys, size_t n) {
+  return Exclusive([&] {
+    std::vector<uint8_t> rows(n * row_bytes_), found(n);
+    STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows.data(), found.data()));
+    std::vector<uint64_t> present;
+    for (size_t i = 0; i < n; ++i) {
+      if (found[i]) present.push_back(keys[i]);
+    }
+    return present.empty() ? Status::OK() : store_->Erase(present.data(), present.size());
+  });
+}
+
+Status ShardServer::EvictedAt(int pass, int64_t* rows) {
+  return Exclusive([&] {
+    auto it = evicted_.find(pass);
+    *rows = it == evicted_.end() ? 0 : it->second;
+    return Status::OK();
+  });
 }
 
 Status ShardServer::Exclusive(const std::function<Status()>& fn) {

@@ -2,6 +2,7 @@
 #include "ssd/compact_index.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "strata/common/hash.h"
@@ -125,6 +126,26 @@ bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
   if (!s.found || Location(LoadEntry(s.block->data.get(), s.at)) != from) return false;
   StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, to);
   return true;
+}
+
+void CompactIndex::Erase(uint64_t key, uint32_t* loc) {
+  if (!overflow_.empty()) {
+    auto it = overflow_.find(key);
+    if (it != overflow_.end()) {
+      *loc = it->second;
+      overflow_.erase(it);
+      return;
+    }
+  }
+  const Slot s = Locate(TagOf(key));
+  assert(s.found);
+  Block* b = s.block;
+  uint8_t* d = b->data.get();
+  *loc = Location(LoadEntry(d, s.at));
+  std::memmove(d + size_t{s.at} * kEntryBytes, d + (size_t{s.at} + 1) * kEntryBytes,
+               size_t{b->count - s.at - 1} * kEntryBytes);
+  --b->count;
+  --size_;
 }
 
 void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {

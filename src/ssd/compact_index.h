@@ -21,7 +21,9 @@
 // Locations are unique to records, so "the entry of key pointing at `from`" (ReplaceIf) is
 // exact without the key.
 //
-// No deletion: SSD-PS rows are superseded, never removed.
+// Erase removes an indexed key's entry. Since a fingerprint names at most one key within
+// its block, the entry found for an indexed key is its own; the caller must know the key
+// is indexed (an absent key would take another's entry).
 //
 // Thread safety: none; SsdStore guards it with its index lock.
 #pragma once
@@ -44,6 +46,8 @@ class CompactIndex {
   // Points key at loc. indexed: whether key already has an entry (see above). Returns
   // whether it had one, and then its previous location in *old.
   bool Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old);
+  // Removes key's entry and gives its location in *loc. REQUIRES: key is indexed.
+  void Erase(uint64_t key, uint32_t* loc);
   // Moves key's entry from `from` to `to` if it points at `from`; returns whether it did.
   bool ReplaceIf(uint64_t key, uint32_t from, uint32_t to);
   // Calls fn(i) for each i < n in order, loading the blocks of the keys a few places ahead

@@ -388,6 +388,22 @@ Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* row
   return Status::OK();
 }
 
+// A cache's records need no tombstone: its rows' durable copies live elsewhere, and it is
+// never reopened with its contents. The erased records become stale for compaction.
+Status SsdStoreImpl::Erase(const uint64_t* keys, size_t n) {
+  STRATA_RETURN_IF_ERROR(error());
+  if (opts_.durable) return Status::InvalidArgument(opts_.dir + ": a durable SSD-PS cannot erase rows");
+  std::unique_lock lk(index_mu_);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t old = 0;
+    index_.Erase(keys[i], &old);
+    --slots_[codec_.Slot(old)]->live;
+  }
+  lk.unlock();
+  Schedule();
+  return Status::OK();
+}
+
 Status SsdStoreImpl::Sync() {
   STRATA_RETURN_IF_ERROR(error());
   if (!opts_.durable) return Status::OK();  // a cache makes nothing durable

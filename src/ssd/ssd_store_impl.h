@@ -44,6 +44,7 @@ class SsdStoreImpl final : public SsdStore {
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override;
   Status PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) override;
   Status Sync() override;
+  Status Erase(const uint64_t* keys, size_t n) override;
   Status Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) override;
   uint64_t num_keys() const override;
   StoreStats stats() const override;

@@ -37,7 +37,10 @@ Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, Shar
   last_written_ = progress.passes;
   chain_pass_ = progress.passes;
   chain_increments_ = next.kind == ckpt::Kind::kIncrement ? chain_increments_ + 1 : 0;
-  if (o_.export_delta_dir.empty()) return Status::OK();
+  if (o_.export_delta_dir.empty()) {
+    server->ForgetErasedBefore(progress.passes);
+    return Status::OK();
+  }
   // The first export holds every row (the base); each later one the rows trained since.
   Target delta{o_.export_delta_dir, ckpt::DeltaName(++exports_)};
   delta.min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
@@ -45,6 +48,7 @@ Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, Shar
   delta.kind = delta.min_last_pass > 0 || delta.base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
   STRATA_RETURN_IF_ERROR(WriteOne(delta, progress, hbm, server));
   last_export_pass_ = progress.passes;
+  server->ForgetErasedBefore(progress.passes);  // both the next increment and delta build on this pass
   return Status::OK();
 }
 
@@ -57,7 +61,7 @@ ckpt::CheckpointMeta Checkpointer::MetaOf(const TrainProgress& progress, const T
   meta.batch_size = o_.batch_size;
   for (const std::string& name : o_.input.slot_names) meta.slot_names += name + "\n";
   meta.model = o_.model;
-  meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps};
+  meta.progress = {progress.passes, progress.epoch, progress.examples, progress.steps, progress.rows_evicted};
   meta.ranks = comm_->size();
   meta.workers = comm_->size() * o_.workers_per_rank;
   meta.base_pass = t.base_pass;
@@ -85,12 +89,7 @@ Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, co
   Status local = server->WithStore([&](RowStore& store) {
     return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, t.min_last_pass, &info);
   });
-  if (local.ok() && server->admits() && t.kind != ckpt::Kind::kDelta) {
-    std::vector<uint64_t> keys;
-    std::vector<uint8_t> counts;
-    server->PendingThrough(progress.passes - 1, &keys, &counts);
-    local = ckpt::WritePending(tmp, comm_->rank(), keys, counts);
-  }
+  if (local.ok()) local = WriteKeyFiles(t, tmp, progress, server);
   if (local.ok()) local = InjectedFailure("checkpoint", comm_->rank());
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   // Every rank's file and data position travel to rank 0.
@@ -102,6 +101,22 @@ Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, co
   STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
   if (comm_->rank() == 0) local = PublishOnRankZero(t, tmp, progress, hbm, all, watch);
   return comm_->AgreeOn(local);
+}
+
+// The pending keys (full checkpoints and increments, with admission) and the keys erased
+// since the base (increments and deltas, with eviction).
+Status Checkpointer::WriteKeyFiles(const Target& t, const std::string& tmp, const TrainProgress& progress,
+                                   ShardServer* server) const {
+  std::vector<uint64_t> keys;
+  if (server->admits() && t.kind != ckpt::Kind::kDelta) {
+    std::vector<uint8_t> counts;
+    std::vector<uint32_t> last;
+    server->PendingThrough(progress.passes - 1, &keys, &counts, &last);
+    STRATA_RETURN_IF_ERROR(ckpt::WritePending(tmp, comm_->rank(), keys, std::move(counts), std::move(last)));
+  }
+  if (o_.model.evict_unseen_passes == 0 || t.kind == ckpt::Kind::kFull) return Status::OK();
+  STRATA_RETURN_IF_ERROR(server->ErasedSince(static_cast<int>(t.base_pass), &keys));
+  return ckpt::WriteDeleted(tmp, comm_->rank(), keys);
 }
 
 // Rank 0: the metadata from every rank's file info and data position, then the publish.
@@ -168,6 +183,10 @@ Status Checkpointer::Load(const std::string& from, const char* flag, ShardServer
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
   for (const ckpt::ChainLink& link : *chain) {
     if (!local.ok()) break;
+    std::vector<uint64_t> deleted;  // an increment's evictions go before its rows
+    local = ckpt::LoadOwnedDeleted(link.path, link.meta, comm_->rank(), comm_->size(), &deleted);
+    if (local.ok()) local = server->EraseStored(deleted.data(), deleted.size());
+    if (!local.ok()) break;
     local = ckpt::LoadOwnedRows(link.path, link.meta, comm_->rank(), comm_->size(),
                                 [server](const uint64_t* k, size_t n, const uint8_t* r) { return server->Load(k, n, r); });
   }
@@ -175,8 +194,9 @@ Status Checkpointer::Load(const std::string& from, const char* flag, ShardServer
   if (local.ok() && server->admits()) {
     std::vector<uint64_t> keys;
     std::vector<uint8_t> counts;
-    local = ckpt::LoadOwnedPending(path, newest, comm_->rank(), comm_->size(), &keys, &counts);
-    if (local.ok()) server->LoadPending(keys.data(), counts.data(), keys.size());
+    std::vector<uint32_t> last;
+    local = ckpt::LoadOwnedPending(path, newest, comm_->rank(), comm_->size(), &keys, &counts, &last);
+    if (local.ok()) server->LoadPending(keys.data(), counts.data(), last.data(), keys.size());
   }
   if (local.ok()) local = hbm->SetDenseState(newest.dense);
   return comm_->AgreeOn(local);
@@ -210,6 +230,7 @@ Status Checkpointer::Resume(ShardServer* server, HbmPs* hbm, TrainProgress* prog
   progress->epoch = static_cast<int>(meta.progress.epoch);
   progress->examples = meta.progress.examples;
   progress->steps = meta.progress.global_step;
+  progress->rows_evicted = meta.progress.rows_evicted;
   const size_t first = static_cast<size_t>(comm_->rank()) * o_.workers_per_rank;
   progress->local_lines.assign(meta.data_position.begin() + first,
                                meta.data_position.begin() + first + o_.workers_per_rank);

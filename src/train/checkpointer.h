@@ -29,6 +29,7 @@ struct TrainProgress {
   int passes = 0;                     // completed; the next pass's number
   int epoch = 0;                      // epoch of the next pass's data
   int64_t examples = 0, steps = 0;
+  int64_t rows_evicted = 0;           // job-wide, since the model's first pass
   double loss_sum = 0;
   std::vector<uint64_t> local_lines;  // per local worker: chunk lines consumed in epoch
 };
@@ -82,6 +83,8 @@ class Checkpointer {
   Status WriteOne(const Target& t, const TrainProgress& progress, const HbmPs& hbm, ShardServer* server);
   Status WriteAndPublish(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,
                          ShardServer* server);
+  Status WriteKeyFiles(const Target& t, const std::string& tmp, const TrainProgress& progress,
+                       ShardServer* server) const;
   Status PublishOnRankZero(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,
                            const std::vector<std::string>& all, const Stopwatch& watch);
   Status Load(const std::string& from, const char* flag, ShardServer* server, HbmPs* hbm,

@@ -171,6 +171,10 @@ std::vector<FlagDef> ModelFlags() {
       Number(Flag("ftrl-l2", model, "X", "FTRL: L2 strength"), &M::ftrl_l2, AtLeast(0)),
       Number(Flag("ftrl-beta", model, "X", "FTRL: rate smoothing, lr / (beta + sqrt(n))"), &M::ftrl_beta, Positive()),
       Number(Flag("seed", model, "N", "seed of parameter initialisation"), &M::seed),
+      Words(Flag("row-dtype", model, "WORD", "embedding type of stored rows (MEM-PS, SSD-PS, wire, checkpoints); bf16 and fp16 halve it, rounded to nearest even as rows leave the HBM-PS, which computes in fp32"),
+            &M::row_dtype, {{"fp32", RowDtype::kFp32}, {"bf16", RowDtype::kBf16}, {"fp16", RowDtype::kFp16}}),
+      Number(Flag("evict-unseen-passes", model, "N", "a row not seen for N passes leaves every tier at the end of the pass that makes N (it starts afresh if seen again); 0: never"),
+             &M::evict_unseen_passes, AtLeast(0)),
       Number(Flag("admit-min-count", model, "N", "a key gets a row once N examples have held it (counted job-wide and exactly); until then its embedding is zero and it is not trained; 0: off"),
              &M::admit_min_count, Interval{0, false, kMaxAdmitMinCount, false}),
   };

@@ -52,14 +52,21 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
 // --device cuda, or auto with a GPU visible.
 bool UsesCuda(const TrainOptions& o) { return o.device == "cuda" || (o.device == "auto" && CudaDeviceCount() > 0); }
 
+// The backend computes on f32 rows; WithRowDtype converts those of another --row-dtype.
 Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* out) {
   HbmOptions ho;
   ho.spec = o.model;
+  ho.spec.row_dtype = RowDtype::kFp32;
   ho.workers = o.workers_per_rank;
   ho.threads = threads;
   ho.max_batch = o.batch_size;
-  if (UsesCuda(o)) return NewCudaHbmPs(ho, out);
-  *out = NewHostHbmPs(ho);
+  std::unique_ptr<HbmPs> inner;
+  if (UsesCuda(o)) {
+    STRATA_RETURN_IF_ERROR(NewCudaHbmPs(ho, &inner));
+  } else {
+    inner = NewHostHbmPs(ho);
+  }
+  *out = WithRowDtype(std::move(inner), RowLayoutOf(o.model));
   return Status::OK();
 }
 
@@ -129,12 +136,13 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}, rows of {} B with {} state), {} train lines, "
+  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
              "{} eval lines\n",
              program, comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
              RowLayoutOf(o.model).bytes(), SparseOptimizerName(o.model.sparse_optimizer),
+             o.model.row_dtype == RowDtype::kFp32 ? "" : fmt::format(", {} embeddings", RowDtypeName(o.model.row_dtype)),
              p.train_plan.total_lines(), p.has_eval ? p.eval_plan.total_lines() : 0);
   std::fflush(stdout);
 }

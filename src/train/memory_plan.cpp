@@ -19,7 +19,7 @@ namespace {
 constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handle index (1.15x at 136 B)
 constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
 constexpr double kGpuTableRowOverhead = 36;  // a GPU table: 2 to 4 slots a row of key and row index
-constexpr double kAdmissionBytesPerKey = 16;  // 9 bytes a pending key at load 0.375-0.75 (ps/admission.h)
+constexpr double kAdmissionBytesPerKey = 26;  // 13 bytes a pending key at load 0.375-0.75 (ps/admission.h)
 constexpr double kSsdIndexBytesPerKey = 7.4;  // the SSD-PS's compact index (ssd_bench)
 constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS
 constexpr double kKeyBytes = sizeof(uint64_t);
@@ -76,7 +76,9 @@ Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeyS
 double MemoryPlan::Total(const std::vector<Item>& items) const { return Sum(items); }
 
 MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base_rss, bool gpu) {
-  const double rb = static_cast<double>(RowLayoutOf(o.model).bytes());
+  const RowLayout stored = RowLayoutOf(o.model);
+  const double rb = static_cast<double>(stored.bytes());
+  const double cb = static_cast<double>(RowLayout(stored.dim, stored.state_floats).bytes());  // the HBM-PS computes in f32
   const double pass = static_cast<double>(keys.pass_keys), model = static_cast<double>(keys.model_keys());
   const bool cached = o.mem_cache_gb > 0;
   MemoryPlan p;
@@ -96,10 +98,10 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   }
   if (gpu) {  // a GPU's share: each of the rank's workers holds a shard of the pass's keys
     const double shard = pass / std::max(1, o.workers_per_rank);
-    p.hbm.push_back({"pass tables (training and staged)", 2 * shard * (rb + kGpuTableRowOverhead), "--pass-examples"});
+    p.hbm.push_back({"pass tables (training and staged)", 2 * shard * (cb + kGpuTableRowOverhead), "--pass-examples"});
     p.hbm.push_back({"dense model, optimizer and activations", DenseModelBytes(o, 1), "--mlp"});
   } else {
-    p.dram.push_back({"pass tables (training and staged)", 2 * pass * (rb + kTableRowOverhead), "--pass-examples"});
+    p.dram.push_back({"pass tables (training and staged)", 2 * pass * (cb + kTableRowOverhead), "--pass-examples"});
   }
   p.dram.push_back({"passes pulled ahead", o.prefetch_passes * pass * (rb + kKeyBytes + 1), "--prefetch-passes"});
   // The pass training, the one pulled ahead and the one the Read stage holds, as batches.

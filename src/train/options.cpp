@@ -140,6 +140,11 @@ Status CheckCombination(const TrainOptions& o) {
     return Status::InvalidArgument("--init-from and --resume exclude each other (--resume=auto uses --init-from when "
                                    "--checkpoint-dir holds no checkpoint yet)");
   }
+  if (o.model.row_dtype != RowDtype::kFp32 && o.model.embedding_dim % 2 != 0) {
+    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) +
+                                   " needs an even --embedding-dim (" + std::to_string(o.model.embedding_dim) +
+                                   " keeps the optimizer state of a 16-bit row unaligned)");
+  }
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");
   }

@@ -29,15 +29,20 @@ void PassReporter::FillTiers(const TierCounters& d, PassStats* st) const {
 }
 
 // As the ledgers stood after this pass, whatever later passes the pipeline pulled since.
+// Eviction's count of the pass applies a buffered write-back first (it releases the pass).
 Status PassReporter::ReportAdmission(PassStats* st) {
   st->admits = server_->admits();
-  if (!st->admits) return Status::OK();
+  st->evicts = evicts_;
+  if (!st->admits && !st->evicts) return Status::OK();
   const AdmissionTotals now = server_->AdmissionThrough(st->pass);
-  int64_t sums[2] = {now.admitted - admitted_before_, now.pending};
+  int64_t sums[3] = {now.admitted - admitted_before_, now.pending, 0};
   admitted_before_ = now.admitted;
-  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 2));
+  Status local = st->evicts ? server_->EvictedAt(st->pass, &sums[2]) : Status::OK();
+  STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(sums, 3));
   st->rows_admitted = sums[0];
   st->keys_pending = sums[1];
+  st->rows_evicted = sums[2];
   return Status::OK();
 }
 

@@ -28,7 +28,8 @@ struct JobTotals {
 class PassReporter {
  public:
   // REQUIRES: comm and server outlive the reporter.
-  PassReporter(Comm* comm, ShardServer* server) : comm_(comm), server_(server) {}
+  // evicts: --evict-unseen-passes is on (the records count the rows each pass erased).
+  PassReporter(Comm* comm, ShardServer* server, bool evicts) : comm_(comm), server_(server), evicts_(evicts) {}
 
   // Rank 0 opens the JSONL file (empty path: none). Local: the caller agrees on it.
   Status Open(const std::string& metrics_path);
@@ -47,6 +48,7 @@ class PassReporter {
   ShardServer* server_;
   JsonlWriter metrics_;
   TierCounters before_;  // cumulative counters at the previous pass
+  const bool evicts_;
   int64_t admitted_before_ = 0;  // this rank's rows admitted through the previous pass
 };
 

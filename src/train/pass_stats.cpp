@@ -33,6 +33,7 @@ std::string PassStats::ProgressLine() const {
                       read_s, pull_s, stage_s, train_s, push_s, overlap_efficiency(), mpi_bytes / 1e6,
                       peak_rss_bytes / 1e6);
   if (admits) line += fmt::format(" | rows admitted {} pending {}", rows_admitted, keys_pending);
+  if (evicts) line += fmt::format(" | rows evicted {}", rows_evicted);
   if (cache_hits + cache_misses > 0) {
     line += fmt::format(" | cache hit {:.3f} ssd read {} written {} rows, ssd {:.1f}/{:.1f} MB disk/live, compactions {}",
                         cache_hit_rate(), ssd_rows_read, ssd_rows_written, ssd_disk_bytes / 1e6, ssd_live_bytes / 1e6,
@@ -55,7 +56,8 @@ JsonRecord PassStats::ToJson() const {
       .Add("ssd_live_bytes", ssd_live_bytes).Add("ssd_index_bytes", ssd_index_bytes)
       .Add("compactions", compactions).Add("dram_rows", dram_rows).Add("dram_bytes", dram_bytes)
       .Add("dram_bytes_per_row", dram_rows > 0 ? static_cast<double>(dram_bytes) / static_cast<double>(dram_rows) : 0.0)
-      .Add("rows_admitted", rows_admitted).Add("keys_pending", keys_pending).Add("admission_bytes", admission_bytes);
+      .Add("rows_admitted", rows_admitted).Add("keys_pending", keys_pending).Add("admission_bytes", admission_bytes)
+      .Add("rows_evicted", rows_evicted);
   if (evaluated) r.Add("eval_auc", eval_auc).Add("eval_logloss", eval_logloss);
   return r;
 }

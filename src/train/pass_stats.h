@@ -36,6 +36,8 @@ struct PassStats {
   // admitted after it, and the DRAM of the ledgers.
   bool admits = false;
   int64_t rows_admitted = 0, keys_pending = 0, admission_bytes = 0;
+  bool evicts = false;
+  int64_t rows_evicted = 0;  // job-wide, erased at this pass's end (--evict-unseen-passes)
   int64_t peak_rss_bytes = 0;  // largest over ranks
   bool evaluated = false;
   double eval_auc = 0, eval_logloss = 0;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -17,10 +19,11 @@ Status ExportRowsTsv(RowStore& store, const RowLayout& layout, const std::string
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return ErrnoStatus("--export-rows: cannot open " + path, errno);
   std::string line;
+  std::vector<float> e(layout.floats());
   Status st = store.Scan([&](uint64_t key, const uint8_t* row) {
     line = fmt::format("{}\t{}\t{}", key, layout.Freq(row), layout.LastPass(row));
-    const float* e = RowLayout::Embedding(row);
-    for (size_t i = 0; i < layout.floats(); ++i) line += fmt::format("\t{:.9g}", e[i]);
+    layout.LoadFloats(row, e.data());
+    for (float x : e) line += fmt::format("\t{:.9g}", x);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), f);
   });

@@ -41,7 +41,9 @@ class Job {
                                         o_.batch_size, o_.model.num_slots, o_.model.num_dense, o_.model.schedule);
     evaluator_ = std::make_unique<Evaluator>(o_, parts_.eval_plan, comm_, parts_.server.get(), parts_.hbm.get(),
                                              parts_.pool.get());
-    reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get());
+    reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get(), o_.model.evict_unseen_passes > 0);
+    parts_.server->LogErased(o_.model.evict_unseen_passes > 0 && checkpointer_.enabled() &&
+                             (o_.checkpoint_incremental > 1 || !o_.export_delta_dir.empty()));
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(reporter_->Open(o_.metrics_out)));
     checkpointer_.SetTrainInput(DescribeInput(parts_.train_plan));
     bool resume = false;
@@ -101,6 +103,7 @@ class Job {
         STRATA_RETURN_IF_ERROR(Evaluate(&st));
       }
       STRATA_RETURN_IF_ERROR(reporter_->Report(&st));
+      progress_.rows_evicted += st.rows_evicted;
       if (checkpointer_.PeriodicDue(progress_.passes)) STRATA_RETURN_IF_ERROR(WriteCheckpoint());
       STRATA_RETURN_IF_ERROR(StopIfAsked());
     }

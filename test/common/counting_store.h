@@ -22,6 +22,7 @@ class CountingStore : public RowStore {
     for (size_t i = 0; i < n; ++i) ++puts_[keys[i]];
     return inner_->Put(keys, n, rows);
   }
+  Status Erase(const uint64_t* keys, size_t n) override { return inner_->Erase(keys, n); }
   Status Sync() override { return inner_->Sync(); }
   Status Scan(const std::function<void(uint64_t, const uint8_t*)>& visit) override { return inner_->Scan(visit); }
   uint64_t num_keys() const override { return inner_->num_keys(); }

@@ -61,3 +61,13 @@ sys.exit(0 if a.shape == b.shape and np.abs(a - b).max() <= 1e-5 else 1)
 PY
   rm -rf "$out"
 }
+# run_topology DIR NAME RxG [flags...]: strata-train with configs/tiny.flags on R ranks of G
+# workers (one thread each); its log, JSONL and exported rows are named NAME in DIR. Prints
+# the run's eval logloss.
+run_topology() {
+  local dir=$1 name=$2 topo=$3; shift 3
+  run_logged "$dir/$name.log" "run $name" \
+    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads 1 \
+    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@"
+  echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
+}

@@ -9,12 +9,7 @@ source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 30000 --eval-rows 5000 --cardinality 20000 --seed 7 >/dev/null
 run() {  # NAME TOPOLOGY [flags...]
-  local name=$1 topo=$2; shift 2
-  run_logged "$dir/$name.log" "run $name" \
-    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads 1 \
-    --pass-examples 6000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
-    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@"
-  echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss), $(json_field "$dir/$name.jsonl" keys) keys"
+  run_topology "$dir" "$1" "$2" --pass-examples 6000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" "${@:3}"
 }
 same_run() {  # A B: bitwise the same eval logloss, keys, admission ledger and rows
   /usr/bin/python3 - "$dir/$1.jsonl" "$dir/$2.jsonl" <<'PY' || die "$2 differs from $1"

@@ -11,12 +11,8 @@ source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 16000 --eval-rows 3000 --cardinality 20000 --seed 9 >/dev/null
 run() {  # NAME TOPOLOGY [flags...]
-  local name=$1 topo=$2; shift 2
-  run_logged "$dir/$name.log" "run $name" \
-    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads 1 \
-    --pass-examples 2000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" --admit-min-count 2 \
-    --checkpoint-every-passes 1 --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@"
-  echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
+  run_topology "$dir" "$1" "$2" --pass-examples 2000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
+    --admit-min-count 2 --checkpoint-every-passes 1 "${@:3}"
 }
 run full 2x1 --checkpoint-dir "$dir/ck-full" --keep-checkpoints 20
 run inc 2x1 --checkpoint-dir "$dir/ck-inc" --keep-checkpoints 20 --checkpoint-incremental 4

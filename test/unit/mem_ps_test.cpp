@@ -36,6 +36,7 @@ class CountingStore final : public RowStore {
     counts_->put_rows += n;
     return inner_->Put(keys, n, rows);
   }
+  Status Erase(const uint64_t* keys, size_t n) override { return inner_->Erase(keys, n); }
   Status Sync() override { return inner_->Sync(); }
   Status Scan(const std::function<void(uint64_t, const uint8_t*)>& v) override { return inner_->Scan(v); }
   uint64_t num_keys() const override { return inner_->num_keys(); }

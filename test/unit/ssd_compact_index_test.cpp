@@ -94,6 +94,33 @@ TEST_CASE("ssd: compact index keeps fingerprint collisions apart") {
   CHECK(sum == 34);
 }
 
+TEST_CASE("ssd: compact index erases a key, in its block or in the overflow map") {
+  for (int block_first : {0, 1}) {
+    CAPTURE(block_first);
+    const auto [a, b] = CollidingKeys();  // a gets the block entry, b the overflow map
+    CompactIndex index;
+    uint32_t old = 0, loc = 0;
+    index.Upsert(a, false, 10, &old);
+    index.Upsert(b, false, 20, &old);
+    index.Upsert(12345, false, 30, &old);
+    index.Erase(block_first ? a : b, &loc);
+    CHECK(loc == (block_first ? 10u : 20u));
+    CHECK(index.size() == 2);
+    REQUIRE(index.Find(block_first ? b : a, &loc));  // the other keeps its own location
+    CHECK(loc == (block_first ? 20u : 10u));
+    REQUIRE(index.Find(12345, &loc));
+    CHECK(loc == 30);
+    index.Erase(block_first ? b : a, &loc);
+    index.Erase(12345, &loc);
+    CHECK(index.size() == 0);
+    CHECK_FALSE(index.Find(a, &loc));
+    CHECK_FALSE(index.Find(b, &loc));
+    CHECK_FALSE(index.Upsert(b, false, 40, &old));  // b comes back, into its block
+    REQUIRE(index.Find(b, &loc));
+    CHECK(loc == 40);
+  }
+}
+
 TEST_CASE("ssd: compact index reports absent keys without a candidate") {
   CompactIndex index;
   uint32_t old = 0, loc = 0;

@@ -22,8 +22,10 @@ void PrintFloats(std::FILE* out, const char* label, const float* x, int n) {
 }
 
 double RowNorm(const RowLayout& layout, const uint8_t* row) {
+  std::vector<float> e(static_cast<size_t>(layout.dim));
+  layout.LoadEmbedding(row, e.data());
   double s = 0;
-  for (int i = 0; i < layout.dim; ++i) s += static_cast<double>(RowLayout::Embedding(row)[i]) * RowLayout::Embedding(row)[i];
+  for (float x : e) s += static_cast<double>(x) * x;
   return std::sqrt(s);
 }
 
@@ -55,8 +57,10 @@ Status Get(const Args& args) {
         std::printf("key %llu (0x%016llx): slot %d, rank %llu, freq %u, last_pass %u\n",
                     static_cast<unsigned long long>(k[i]), static_cast<unsigned long long>(k[i]), SlotOfKey(k[i]),
                     static_cast<unsigned long long>(f), layout.Freq(row), layout.LastPass(row));
-        PrintFloats(stdout, "embedding", RowLayout::Embedding(row), layout.dim);
-        PrintFloats(stdout, "state", layout.State(row), layout.state_floats);
+        std::vector<float> f(layout.floats());
+        layout.LoadFloats(row, f.data());
+        PrintFloats(stdout, "embedding", f.data(), layout.dim);
+        PrintFloats(stdout, "state", f.data() + layout.dim, layout.state_floats);
         wanted.erase(k[i]);
       }
       return Status::OK();
@@ -119,12 +123,14 @@ Status Export(const Args& args) {
   }
   std::FILE* out = file ? file.get() : stdout;
   const RowLayout layout = RowLayoutOf(meta.model);
+  std::vector<float> f(layout.floats());
   // Same columns as strata-train --export-rows: key, freq, last_pass, embedding, state.
   STRATA_RETURN_IF_ERROR(ScanAll(path, meta, [&](const uint64_t* k, size_t n, const uint8_t* rows) {
     for (size_t i = 0; i < n; ++i) {
       const uint8_t* row = rows + i * layout.bytes();
       std::fprintf(out, "%llu\t%u\t%u", static_cast<unsigned long long>(k[i]), layout.Freq(row), layout.LastPass(row));
-      for (size_t j = 0; j < layout.floats(); ++j) std::fprintf(out, "\t%.9g", RowLayout::Embedding(row)[j]);
+      layout.LoadFloats(row, f.data());
+      for (float x : f) std::fprintf(out, "\t%.9g", x);
       std::fputc('\n', out);
     }
     return std::ferror(out) ? Status::IOError("cannot write " + (out_path.empty() ? "stdout" : out_path)) : Status::OK();

@@ -62,6 +62,18 @@ void PrintDense(const ckpt::CheckpointMeta& meta) {
   }
 }
 
+void PrintModel(const ModelSpec& m) {
+  std::printf("model        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
+              m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
+              SparseOptimizerName(m.sparse_optimizer), m.lr_sparse, RowLayoutOf(m).bytes(),
+              DenseOptimizerName(m.dense_optimizer), m.lr_dense,
+              static_cast<unsigned long long>(m.seed));
+  if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());
+  if (m.row_dtype != RowDtype::kFp32) std::printf("  rows store %s embeddings\n", RowDtypeName(m.row_dtype));
+  if (m.admit_min_count > 0) std::printf("  admission: a key gets a row once %d examples held it\n", m.admit_min_count);
+  if (m.evict_unseen_passes > 0) std::printf("  eviction: a row not seen for %d passes is removed\n", m.evict_unseen_passes);
+}
+
 }  // namespace
 
 Status Summary(const Args& args) {
@@ -80,15 +92,13 @@ Status Summary(const Args& args) {
   std::printf("progress     pass %lld, epoch %lld, %lld examples, global step %lld\n",
               static_cast<long long>(meta.progress.pass), static_cast<long long>(meta.progress.epoch),
               static_cast<long long>(meta.progress.examples), static_cast<long long>(meta.progress.global_step));
+  if (m.evict_unseen_passes > 0) {
+    std::printf("evicted      %lld rows in all\n", static_cast<long long>(meta.progress.rows_evicted));
+  }
   std::printf("job          %d ranks, %d workers; data position", meta.ranks, meta.workers);
   for (uint64_t p : meta.data_position) std::printf(" %llu", static_cast<unsigned long long>(p));
-  std::printf("\nmodel        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
-              m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
-              SparseOptimizerName(m.sparse_optimizer), m.lr_sparse, RowLayoutOf(m).bytes(),
-              DenseOptimizerName(m.dense_optimizer), m.lr_dense,
-              static_cast<unsigned long long>(m.seed));
-  if (!m.mean_slots.empty()) std::printf("  mean-pooled slots %s\n", Join(m.mean_slots).c_str());
-  if (m.admit_min_count > 0) std::printf("  admission: a key gets a row once %d examples held it\n", m.admit_min_count);
+  std::printf("\n");
+  PrintModel(m);
   if (!meta.train_input.empty()) std::printf("input        %s\n", meta.train_input.c_str());
   std::printf("flags        %s\n", meta.flags.c_str());
   uint64_t total = 0, bytes = FileSize(path + "/" + ckpt::kMetaFileName);
@@ -96,6 +106,7 @@ Status Summary(const Args& args) {
   std::map<int, uint64_t> per_slot;
   uint64_t zero_rows = 0;  // every embedding weight exactly 0 (FTRL's L1 zeroes rows)
   const RowLayout layout = RowLayoutOf(meta.model);
+  std::vector<float> w(static_cast<size_t>(layout.dim));
   for (int r = 0; r < meta.ranks; ++r) {
     const std::string file = ckpt::RankFileName(r);
     const uint64_t size = FileSize(path + "/" + file);
@@ -106,8 +117,8 @@ Status Summary(const Args& args) {
     STRATA_RETURN_IF_ERROR(ckpt::ScanRankFile(path, meta, r, [&](const uint64_t* k, size_t n, const uint8_t* rows) {
       for (size_t i = 0; i < n; ++i) {
         ++per_slot[SlotOfKey(k[i])];
-        const float* w = RowLayout::Embedding(rows + i * layout.bytes());
-        zero_rows += std::all_of(w, w + layout.dim, [](float x) { return x == 0.0f; }) ? 1 : 0;
+        layout.LoadEmbedding(rows + i * layout.bytes(), w.data());
+        zero_rows += std::all_of(w.begin(), w.end(), [](float x) { return x == 0.0f; }) ? 1 : 0;
       }
       return Status::OK();
     }));

@@ -14,7 +14,8 @@ taken as their value and other text hashed with FNV-1a, bucket indices and hours
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
 key without a row was never admitted), so predictions agree with strata-predict's to float
-rounding.
+rounding. Rows stored in bf16 or fp16 (/model attr row_dtype) are read back as f32, and initial
+rows are rounded as strata stores them.
 
 Checkpoint layout (include/strata/ckpt/format.h): meta.h5 holds the model shape in /model, the
 input layout as schema text in the root attribute input_schema (Criteo's layout when absent) and
@@ -82,6 +83,7 @@ class StrataModel(nn.Module):
         self.seed = int(model.attrs["seed"])
         self.init_scale = np.float32(model.attrs["init_scale"])
         self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
+        self.row_dtype = text_attr(model, "row_dtype", "fp32")
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
         self.schema = strata_schema.Schema(text or strata_schema.CRITEO_SCHEMA, "the checkpoint's input_schema")
@@ -109,7 +111,7 @@ class StrataModel(nn.Module):
         with np.errstate(over="ignore"):
             h = mix64(base[:, None] + np.arange(self.dim, dtype=np.uint64)[None, :])
         u = (h >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
-        return self.init_scale * (np.float32(2.0) * u - np.float32(1.0))
+        return to_row_dtype(self.init_scale * (np.float32(2.0) * u - np.float32(1.0)), self.row_dtype)
 
     def lookup(self, keys):
         """Embeddings [K, dim] of keys: the checkpoint's rows, else the initial ones (zeros with admission)."""
@@ -175,6 +177,33 @@ class StrataModel(nn.Module):
         return torch.sigmoid(x.squeeze(1))
 
 
+def text_attr(group, name, default):
+    value = group.attrs.get(name, default)
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def to_row_dtype(x, dtype):
+    """f32 values as strata stores them in rows of dtype, back as f32: bf16 and fp16 round to
+    nearest even (common/half.h)."""
+    if dtype == "fp16":
+        return x.astype(np.float16).astype(np.float32)
+    if dtype == "bf16":
+        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+        bits = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+        return bits.view(np.float32)
+    return x
+
+
+def embeddings_of(dataset, dtype):
+    """/rows/embedding as f32: 16-bit rows hold the raw bits of bf16 or fp16 values."""
+    raw = dataset[...]
+    if dtype == "bf16":
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if dtype == "fp16":
+        return raw.view(np.float16).astype(np.float32)
+    return raw
+
+
 def chain(ckpt):
     """The checkpoints ckpt's rows come from, oldest first: an increment's bases, then itself."""
     links = [ckpt]
@@ -190,19 +219,22 @@ def chain(ckpt):
 def load(path):
     """The model of a checkpoint (or of LATEST in a checkpoint directory), with its bases."""
     ckpt = resolve(path)
-    keys, embeddings = [], []
+    with h5py.File(os.path.join(ckpt, "meta.h5"), "r") as meta:
+        dtype = text_attr(meta["model"], "row_dtype", "fp32")
+        dim = int(meta["model"].attrs["embedding_dim"])
+    keys, embeddings = np.zeros(0, np.uint64), np.zeros((0, dim), np.float32)
     for link in chain(ckpt):
+        deleted = [h5py.File(f, "r")["deleted/keys"][...] for f in glob.glob(os.path.join(link, "deleted-*.h5"))]
+        if deleted:  # an increment's evictions go before its rows
+            kept = ~np.isin(keys, np.concatenate(deleted))
+            keys, embeddings = keys[kept], embeddings[kept]
         for f in sorted(glob.glob(os.path.join(link, "rows-*.h5"))):
             with h5py.File(f, "r") as h:
-                keys.append(h["rows/keys"][...])
-                embeddings.append(h["rows/embedding"][...])
+                keys = np.concatenate([keys, h["rows/keys"][...]])
+                embeddings = np.concatenate([embeddings, embeddings_of(h["rows/embedding"], dtype)])
+    _, newest = np.unique(keys[::-1], return_index=True)  # a key's newest row (increments come last)
     with h5py.File(os.path.join(ckpt, "meta.h5"), "r") as meta:
-        dim = int(meta["model"].attrs["embedding_dim"])
-        if not keys:
-            return StrataModel(meta, np.zeros(0, np.uint64), np.zeros((0, dim), np.float32))
-        keys, embeddings = np.concatenate(keys)[::-1], np.concatenate(embeddings)[::-1]
-        _, newest = np.unique(keys, return_index=True)  # a key's newest row (increments come last)
-        return StrataModel(meta, keys[newest], embeddings[newest])
+        return StrataModel(meta, keys[::-1][newest], embeddings[::-1][newest])
 
 
 def main():

@@ -102,14 +102,25 @@ struct ChainLink {
 Status ResolveChain(const std::string& ckpt_path, std::vector<ChainLink>* chain);
 
 // With admission (ModelSpec::admit_min_count > 0), each rank also writes
-// <ckpt_tmp_dir>/pending-<rank>.h5, its pending keys and their counts, and fsyncs it.
+// <ckpt_tmp_dir>/pending-<rank>.h5, its pending keys with their counts and the last pass
+// that counted each, and fsyncs it.
 Status WritePending(const std::string& ckpt_tmp_dir, int rank, const std::vector<uint64_t>& keys,
-                    const std::vector<uint8_t>& counts);
+                    std::vector<uint8_t> counts, std::vector<uint32_t> last);
 
-// The pending keys (and counts) with OwnerRank(key, ranks) == rank, from every rank's
-// pending file (or only pending-<rank>.h5 when ranks == meta.ranks); none when the
-// checkpoint was written without admission.
+// The pending keys (with counts and last passes) with OwnerRank(key, ranks) == rank, from
+// every rank's pending file (or only pending-<rank>.h5 when ranks == meta.ranks); none when
+// the checkpoint was written without admission.
 Status LoadOwnedPending(const std::string& ckpt_path, const CheckpointMeta& meta, int rank, int ranks,
-                        std::vector<uint64_t>* keys, std::vector<uint8_t>* counts);
+                        std::vector<uint64_t>* keys, std::vector<uint8_t>* counts, std::vector<uint32_t>* last);
+
+// With eviction (ModelSpec::evict_unseen_passes > 0), an increment or delta export also
+// holds <ckpt_tmp_dir>/deleted-<rank>.h5: the keys of rank's rows erased since its base,
+// which a load of it erases before it stores its rows (a key erased and seen again is in
+// both). HasDeletedFiles says whether a checkpoint holds them.
+Status WriteDeleted(const std::string& ckpt_tmp_dir, int rank, const std::vector<uint64_t>& keys);
+bool HasDeletedFiles(const CheckpointMeta& meta);
+// The deleted keys with OwnerRank(key, ranks) == rank (none when it holds no such files).
+Status LoadOwnedDeleted(const std::string& ckpt_path, const CheckpointMeta& meta, int rank, int ranks,
+                        std::vector<uint64_t>* keys);
 
 }  // namespace strata::ckpt

@@ -32,6 +32,8 @@ class LoadedModel {
   friend Status ApplyDelta(const std::string&, LoadedModel*);
   // Inserts, or overwrites an existing key's row; returns true when the key was new.
   bool Upsert(uint64_t key, const uint8_t* row);
+  // Removes key's row when present (the last row moves into its place).
+  void Erase(uint64_t key);
 
   CheckpointMeta meta_;
   size_t row_bytes_ = 0;
@@ -43,7 +45,7 @@ class LoadedModel {
 // Reads the checkpoint (or delta) at ckpt_path, every rank file, checking counts and CRCs.
 Status LoadModel(const std::string& ckpt_path, LoadedModel* out);
 
-// Applies the delta at delta_path: upserts its rows, replaces the dense state and the
+// Applies the delta at delta_path: erases its deleted keys, upserts its rows, replaces the dense state and the
 // progress fields, and sets meta().pass to the delta's pass. InvalidArgument when the
 // delta does not follow the model (its base_pass != meta().pass, or a different shape).
 Status ApplyDelta(const std::string& delta_path, LoadedModel* model);
@@ -66,7 +68,8 @@ struct ModelDiff {
   }
 };
 
-// Compares a (in memory) with the checkpoint at b_path, streaming b's rows.
+// Compares a (in memory) with the checkpoint at b_path, streaming b's rows (an increment's
+// chain is loaded whole).
 // InvalidArgument when the embedding dims differ.
 Status DiffModel(const LoadedModel& a, const std::string& b_path, ModelDiff* diff);
 

@@ -19,12 +19,15 @@
 //                                    train_input str (DescribeInput of the --train plan),
 //                                    input_schema str (the input layout as a schema file,
 //                                    data/schema.h), slot_names str (one per line),
-//                                    batch_size i32 (examples per worker per step)
+//                                    batch_size i32 (examples per worker per step),
+//                                    rows_evicted i64 (the eviction ledger's total)
 //     /model                  group, attrs: num_slots, num_dense, embedding_dim i32,
 //                                    mlp i32[L], sparse_optimizer str, dense_optimizer str,
 //                                    lr_sparse, lr_dense, adagrad_init, init_scale f32,
 //                                    ftrl_l1, ftrl_l2, ftrl_beta f32 (optional on read),
-//                                    admit_min_count i32 (optional on read: 0), seed u64
+//                                    admit_min_count, evict_unseen_passes i32 (optional: 0),
+//                                    row_dtype str ("fp32" | "bf16" | "fp16"; optional: fp32),
+//                                    seed u64
 //     /progress/data_position u64 (workers)      lines of its chunk each global worker
 //                                                has consumed in the current epoch
 //     /dense/params           f32 (P)            Mlp layout (model/mlp.h); the resume source
@@ -37,7 +40,8 @@
 //
 //   rows-<r>.h5               attrs on /rows: rank i32, dim i32
 //     /rows/keys              u64 (n)
-//     /rows/embedding         f32 (n, dim)
+//     /rows/embedding         f32 (n, dim), or u16 (n, dim) holding the bits of bf16 or
+//                             fp16 values when /model row_dtype says so
 //     /rows/state             f32 (n, S)         optimizer state, S = dim (adagrad, sgd), 1
 //                                                (rowwise-adagrad), 2 dim (ftrl: z, n) or
 //                                                2 dim + 1 (adam: m, v, steps) (common/row.h)
@@ -50,8 +54,12 @@
 //
 //   pending-<r>.h5            with admission only (admit_min_count > 0): attr rank i32 on
 //     /pending/keys           u64 (m)            /pending; keys counted, not yet admitted,
-//     /pending/counts         u8 (m)             owned by r; examples that held each (>= 1)
+//     /pending/counts         u8 (m)             owned by r; examples that held each (>= 1);
+//     /pending/last_pass      u32 (m)            the last pass that counted each
 //   A delta export has no pending files.
+//   deleted-<r>.h5            increments and deltas with eviction (evict_unseen_passes > 0):
+//     /deleted/keys           u64 (m)            attr rank i32 on /deleted; the keys of rank
+//                                                r's rows eviction erased since the base
 //
 // Checksums. Fletcher32 (HDF5) covers each chunk of each dataset and is checked by every
 // read. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated little-endian
@@ -110,6 +118,7 @@ struct Progress {
   int64_t epoch = 0;
   int64_t examples = 0;           // examples trained so far, job-wide
   int64_t global_step = 0;
+  int64_t rows_evicted = 0;       // rows --evict-unseen-passes removed so far, job-wide
 };
 
 struct CheckpointMeta {
@@ -138,6 +147,7 @@ std::string DeltaName(int sequence);
 std::string TmpName(const std::string& final_name);
 std::string RankFileName(int rank);
 std::string PendingFileName(int rank);  // "pending-3.h5"
+std::string DeletedFileName(int rank);  // "deleted-3.h5"
 inline constexpr const char* kMetaFileName = "meta.h5";
 inline constexpr const char* kLatestFileName = "LATEST";
 

@@ -130,6 +130,11 @@ std::unique_ptr<HbmPs> NewHostHbmPs(const HbmOptions& options);
 // CUDA backend; fails with a DeviceError when built without CUDA or when no GPU is visible.
 Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out);
 
+// The backend `inner` (built for f32 rows) for tiers whose rows have stored.dtype: rows are
+// widened to f32 as they enter it and rounded to nearest even as they leave (Export).
+// Returns inner itself for f32 rows.
+std::unique_ptr<HbmPs> WithRowDtype(std::unique_ptr<HbmPs> inner, const RowLayout& stored);
+
 // Number of visible CUDA devices (0 in a build without CUDA).
 int CudaDeviceCount();
 

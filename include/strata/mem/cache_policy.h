@@ -117,6 +117,10 @@ class CachePolicy {
   // which spare(handle) is true are passed over.
   void PopVictims(size_t n, Pins pins, std::vector<Victim>* out, const std::function<bool(Handle)>& spare = nullptr);
 
+  // Removes a cached row (its handle is free again); a pinned one keeps its pins as if its
+  // key were absent.
+  void Erase(Handle h);
+
   uint64_t key(Handle h) const { return keys_[h]; }
   uint64_t freq(Handle h) const { return meta_[h].freq; }
   bool pinned(Handle h) const { return meta_[h].pins != 0; }

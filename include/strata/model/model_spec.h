@@ -35,6 +35,8 @@ struct ModelSpec {
   float init_scale = 0.01f;        // embedding init: uniform(-s, s) from (key, seed)
   uint64_t seed = 2026;
   int admit_min_count = 0;         // examples that must hold a key before it gets a row (0: off)
+  int evict_unseen_passes = 0;     // a row not seen for this many passes is removed (0: never)
+  RowDtype row_dtype = RowDtype::kFp32;  // the embedding's type in stored rows (common/row.h)
 
   int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
   bool operator==(const ModelSpec&) const = default;
@@ -67,7 +69,10 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
 // The flag and checkpoint name of a dense optimizer.
 inline const char* DenseOptimizerName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }
 
-// The layout of the rows of a model (common/row.h).
-inline RowLayout RowLayoutOf(const ModelSpec& spec) { return RowLayout(spec.embedding_dim, SparseStateFloats(spec)); }
+// The layout of the stored rows of a model (common/row.h); the HBM-PS computes on the
+// same layout with RowDtype::kFp32.
+inline RowLayout RowLayoutOf(const ModelSpec& spec) {
+  return RowLayout(spec.embedding_dim, SparseStateFloats(spec), spec.row_dtype);
+}
 
 }  // namespace strata

@@ -23,8 +23,9 @@
 
 namespace strata {
 
-// Writes a fresh row of RowLayoutOf(spec).bytes() bytes: embedding coordinate c
-// is uniform(-init_scale, init_scale) from a counter-based hash of (key, seed, c); every state
+// Writes a fresh row of RowLayoutOf(spec).bytes() bytes (in spec.row_dtype, rounded to nearest
+// even): embedding coordinate c is uniform(-init_scale, init_scale) from a counter-based hash
+// of (key, seed, c); every state
 // float = adagrad_initial_accumulator (also for SGD, which never reads it), 0 for Adam; FTRL
 // rows start at zero, weights and state (z = n = 0), as FTRL-proximal does; freq = 0;
 // last pass = 0.

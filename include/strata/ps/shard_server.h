@@ -31,6 +31,11 @@
 // row is zero and never stored, and no later pull takes it as held; a read-only pull
 // reads a key without a row as zero (with admission off, as its initial row).
 //
+// Eviction (--evict-unseen-passes N): a stored row whose last pass L has L + N <= p is
+// dead after pass p. Releasing pass p (once its rows are stored) erases the rows that died
+// at p from every tier, counted per pass; a pull of pass q takes a row with L + N <= q - 1
+// for absent, so a pass pulled ahead of the erase sees what it would after it.
+//
 // Thread safety: every call is safe from any thread. Pulls, read-only pulls and
 // announcements share the lock and run beside each other (the Pull stage's and the
 // training thread's); applying the write-back buffer, Load, Evict-before-pull and
@@ -102,10 +107,26 @@ class ShardServer {
   void Admit(int pass, const uint64_t* keys, const uint32_t* examples, size_t n, uint8_t* admitted);
   // The admission totals after pass `through` (zero without admission).
   AdmissionTotals AdmissionThrough(int through) const;
-  // The pending keys and counts after pass `through` (none without admission).
-  void PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts) const;
-  // Resume: pending keys and their counts. REQUIRES: admits().
-  void LoadPending(const uint64_t* keys, const uint8_t* counts, size_t n);
+  // The pending keys, counts and last passes counted after pass `through` (none without
+  // admission).
+  void PendingThrough(int through, std::vector<uint64_t>* keys, std::vector<uint8_t>* counts,
+                      std::vector<uint32_t>* last) const;
+  // Rows erased by eviction at the end of pass p (after applying the write-back buffer,
+  // which releases it), or 0 when the pass is not released yet or eviction is off.
+  Status EvictedAt(int pass, int64_t* rows);
+
+  // Keeps (on) the keys eviction erases, by pass, for the increments and deltas that must
+  // record them; off by default.
+  void LogErased(bool on);
+  // The keys eviction erased at passes >= first (the write-back buffer applied first).
+  Status ErasedSince(int first, std::vector<uint64_t>* keys);
+  // Drops the logged keys of passes before first.
+  void ForgetErasedBefore(int first);
+  // Erases those of keys (n) the store holds (an increment's deletions, on resume).
+  Status EraseStored(const uint64_t* keys, size_t n);
+
+  // Resume: pending keys, their counts and last passes. REQUIRES: admits().
+  void LoadPending(const uint64_t* keys, const uint8_t* counts, const uint32_t* last, size_t n);
 
   // A read-only pull (evaluation, refresh): rows (n, row_bytes) out; pins and flags nothing.
   Status PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows);
@@ -153,9 +174,13 @@ class ShardServer {
   Status ReleaseNow(int pass);
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
-  // Rows of keys not stored are created (InitRow), or zero when created is false; fresh
-  // (n) out, when not null: 1 for those. REQUIRES: mu_ held (shared or alone).
-  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh);
+  // Rows of keys not stored, or dead by pass `now` (eviction), are created (InitRow), or
+  // zero when created is false; fresh (n) out, when not null: 1 for those.
+  // REQUIRES: mu_ held (shared or alone).
+  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now);
+  bool Dead(const uint8_t* row, int now) const;
+  // Erases the rows that died at the end of `pass`. REQUIRES: mu_ held alone.
+  Status EvictDead(int pass);
   bool HeldBefore(int pass, uint64_t key) const;
 
   const ModelSpec model_;
@@ -171,6 +196,10 @@ class ShardServer {
   };
   std::map<int, Held> in_flight_;  // protected by mu_
   const std::unique_ptr<Admission> admission_;  // null without admission
+  int released_through_ = -1;          // protected by mu_: the last pass released
+  std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
+  bool log_erased_ = false;            // protected by mu_
+  std::map<int, std::vector<uint64_t>> erased_;  // protected by mu_: keys erased, by pass (LogErased)
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
   std::set<int> announced_;  // protected by announce_mu_: passes announced, not yet released
   std::mutex write_back_mu_;  // Store and Release hold only this; taken after mu_, never before

@@ -58,6 +58,11 @@ class RowStore {
     return Put(keys, n, rows);
   }
 
+  // Removes keys (n, distinct): their rows are gone for Get, Scan and num_keys. REQUIRES:
+  // every key is present (the SSD-PS's fingerprinted index cannot tell an absent key from
+  // one that shares its fingerprint). A durable SSD-PS refuses it (it has no tombstones).
+  virtual Status Erase(const uint64_t* keys, size_t n) = 0;
+
   // Makes every Put before it durable (no-op for the in-memory store).
   virtual Status Sync() = 0;
 
