@@ -113,6 +113,12 @@ Status AppendBatch(h5::Dataset* ds, Columns* cols, int writeback_fd) {
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      RowStore& store, uint32_t min_last_pass, RankFileInfo* info) {
   assert(store.row_bytes() == layout.bytes());
+  const RowSource all{[&store](const RowVisitor& visit) { return store.Scan(visit); }, store.num_keys()};
+  return WriteRankRows(ckpt_tmp_dir, rank, layout, all, min_last_pass, info);
+}
+
+Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
+                     const RowSource& source, uint32_t min_last_pass, RankFileInfo* info) {
   std::error_code ec;
   std::filesystem::create_directories(ckpt_tmp_dir, ec);
   if (ec) return Status::IOError("cannot create " + ckpt_tmp_dir + ": " + ec.message());
@@ -122,7 +128,7 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file.get(), "rows", path, &group));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows"));
-  const uint64_t chunk_rows = FileChunkRows(store.num_keys(), layout, min_last_pass);
+  const uint64_t chunk_rows = FileChunkRows(source.rows, layout, min_last_pass);
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c, layout), ColumnCols(c, layout),
@@ -143,7 +149,7 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
     cur ^= 1;
     bufs[cur].n = 0;
   };
-  Status scan = store.Scan([&](uint64_t key, const uint8_t* row) {
+  Status scan = source.scan([&](uint64_t key, const uint8_t* row) {
     if (!st.ok() || layout.LastPass(row) < min_last_pass) return;
     Columns& cols = bufs[cur];
     const size_t i = cols.n++;

@@ -117,7 +117,7 @@ void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned, std::vec
 
 Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
   if (n == 0) return Status::OK();
-  if (mem_) return Exclusive([&] { return store_->Put(keys, n, rows); });
+  if (mem_) return Exclusive([&] { return PutReturned(keys, n, rows); });
   WriteBack wb;
   wb.keys.assign(keys, keys + n);
   wb.rows.assign(rows, rows + n * row_bytes_);
@@ -151,7 +151,7 @@ Status ShardServer::ApplyWriteBack() {
       STRATA_RETURN_IF_ERROR(ReleaseNow(wb.released));
       continue;
     }
-    STRATA_RETURN_IF_ERROR(store_->Put(wb.keys.data(), wb.keys.size(), wb.rows.data()));
+    STRATA_RETURN_IF_ERROR(PutReturned(wb.keys.data(), wb.keys.size(), wb.rows.data()));
     std::vector<uint8_t>().swap(wb.rows);  // freed as soon as stored
   }
   return Status::OK();
@@ -187,6 +187,35 @@ Status ShardServer::EvictDead(int pass) {
   STRATA_RETURN_IF_ERROR(store_->Erase(dead.data(), dead.size()));
   if (log_erased_) erased_[pass] = std::move(dead);
   return Status::OK();
+}
+
+// The log is deduplicated whenever it doubles, so it holds at most twice the keys changed.
+Status ShardServer::PutReturned(const uint64_t* keys, size_t n, const uint8_t* rows) {
+  STRATA_RETURN_IF_ERROR(store_->Put(keys, n, rows));
+  if (!log_changed_) return Status::OK();
+  changed_.insert(changed_.end(), keys, keys + n);
+  if (changed_.size() > 2 * changed_distinct_ + 4096) {
+    std::sort(changed_.begin(), changed_.end());
+    changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+    changed_distinct_ = changed_.size();
+  }
+  return Status::OK();
+}
+
+void ShardServer::LogChanged(bool on) {
+  std::lock_guard lock(mu_);
+  log_changed_ = on;
+}
+
+Status ShardServer::WithChanged(const std::function<Status(RowStore&, const std::vector<uint64_t>&)>& fn) {
+  return Exclusive([&] {
+    std::vector<uint64_t> keys;
+    keys.swap(changed_);
+    changed_distinct_ = 0;
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return fn(*store_, keys);
+  });
 }
 
 void ShardServer::LogErased(bool on) {

@@ -84,11 +84,8 @@ Status Checkpointer::WriteOne(const Target& t, const TrainProgress& progress, co
 Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, const TrainProgress& progress,
                                      const HbmPs& hbm, ShardServer* server) {
   const Stopwatch watch;
-  const RowLayout layout = RowLayoutOf(o_.model);
   ckpt::RankFileInfo info;
-  Status local = server->WithStore([&](RowStore& store) {
-    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, t.min_last_pass, &info);
-  });
+  Status local = WriteRows(t, tmp, server, &info);
   if (local.ok()) local = WriteKeyFiles(t, tmp, progress, server);
   if (local.ok()) local = InjectedFailure("checkpoint", comm_->rank());
   STRATA_RETURN_IF_ERROR(comm_->AgreeOn(local));
@@ -101,6 +98,45 @@ Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, co
   STRATA_RETURN_IF_ERROR(comm_->AllGather(mine, &all));
   if (comm_->rank() == 0) local = PublishOnRankZero(t, tmp, progress, hbm, all, watch);
   return comm_->AgreeOn(local);
+}
+
+namespace {
+
+// The rows of keys (sorted, distinct) that store still holds, read a batch at a time.
+ckpt::RowSource RowsOf(RowStore& store, const std::vector<uint64_t>& keys) {
+  auto scan = [&store, &keys](const ckpt::RowVisitor& visit) {
+    constexpr size_t kBatch = 4096;
+    const size_t rb = store.row_bytes();
+    std::vector<uint8_t> rows(kBatch * rb), found(kBatch);
+    for (size_t at = 0; at < keys.size(); at += kBatch) {
+      const size_t n = std::min(kBatch, keys.size() - at);
+      STRATA_RETURN_IF_ERROR(store.Get(keys.data() + at, n, rows.data(), found.data()));
+      for (size_t i = 0; i < n; ++i) {
+        if (found[i]) visit(keys[at + i], rows.data() + i * rb);
+      }
+    }
+    return Status::OK();
+  };
+  return ckpt::RowSource{scan, keys.size()};
+}
+
+}  // namespace
+
+// An increment reads the rows pushed back since the previous checkpoint (the server's log)
+// by key, so its cost follows the rows that changed, not the model; a full checkpoint and
+// a delta scan the store (and a full one restarts the log).
+Status Checkpointer::WriteRows(const Target& t, const std::string& tmp, ShardServer* server,
+                               ckpt::RankFileInfo* info) const {
+  const RowLayout layout = RowLayoutOf(o_.model);
+  if (!incremental() || t.kind == ckpt::Kind::kDelta) {
+    return server->WithStore([&](RowStore& store) {
+      return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, t.min_last_pass, info);
+    });
+  }
+  return server->WithChanged([&](RowStore& store, const std::vector<uint64_t>& changed) {
+    if (t.kind == ckpt::Kind::kFull) return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, 0, info);
+    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, RowsOf(store, changed), t.min_last_pass, info);
+  });
 }
 
 // The pending keys (full checkpoints and increments, with admission) and the keys erased

@@ -39,6 +39,9 @@ class Checkpointer {
   Checkpointer(const TrainOptions& options, Comm* comm) : o_(options), comm_(comm) {}
 
   bool enabled() const { return !o_.checkpoint_dir.empty(); }
+  // Checkpoints may be increments (--checkpoint-incremental): the server must log the keys
+  // it stores (ShardServer::LogChanged).
+  bool incremental() const { return enabled() && o_.checkpoint_incremental > 1; }
 
   // What the job trains on (DescribeInput of its --train plan): checkpoints record it and
   // resume refuses other input. Call before Write and Resume.
@@ -83,6 +86,7 @@ class Checkpointer {
   Status WriteOne(const Target& t, const TrainProgress& progress, const HbmPs& hbm, ShardServer* server);
   Status WriteAndPublish(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,
                          ShardServer* server);
+  Status WriteRows(const Target& t, const std::string& tmp, ShardServer* server, ckpt::RankFileInfo* info) const;
   Status WriteKeyFiles(const Target& t, const std::string& tmp, const TrainProgress& progress,
                        ShardServer* server) const;
   Status PublishOnRankZero(const Target& t, const std::string& tmp, const TrainProgress& progress, const HbmPs& hbm,

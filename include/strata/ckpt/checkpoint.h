@@ -45,6 +45,17 @@ namespace strata::ckpt {
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      RowStore& store, uint32_t min_last_pass, RankFileInfo* info);
 
+// The rows a rank file is written from: scan visits each once (as RowStore::Scan does);
+// rows is their number, or a bound on it (it sizes the file's chunks).
+using RowVisitor = std::function<void(uint64_t key, const uint8_t* row)>;
+struct RowSource {
+  std::function<Status(const RowVisitor&)> scan;
+  uint64_t rows = 0;
+};
+// The same from any source of rows (an increment's changed rows, read by key).
+Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
+                     const RowSource& source, uint32_t min_last_pass, RankFileInfo* info);
+
 // Writes <ckpt_tmp_dir>/meta.h5 and fsyncs it and the directory; removes rows-<r>.h5 with
 // r >= meta.ranks left there by an earlier crashed attempt. REQUIRES: every rank file is
 // written; meta.rank_files.size() == meta.ranks; data_position.size() == workers.

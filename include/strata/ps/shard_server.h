@@ -118,6 +118,13 @@ class ShardServer {
   // Keeps (on) the keys eviction erases, by pass, for the increments and deltas that must
   // record them; off by default.
   void LogErased(bool on);
+  // Keeps (on) the keys stored by push-backs since the last TakeChanged, so an increment
+  // reads those rows alone instead of scanning the store; off by default.
+  void LogChanged(bool on);
+  // Runs fn with the store (the lock held alone, the write-back buffer applied) and the
+  // keys stored since the previous call (sorted, distinct; some may be erased since), then
+  // forgets them.
+  Status WithChanged(const std::function<Status(RowStore&, const std::vector<uint64_t>&)>& fn);
   // The keys eviction erased at passes >= first (the write-back buffer applied first).
   Status ErasedSince(int first, std::vector<uint64_t>* keys);
   // Drops the logged keys of passes before first.
@@ -172,6 +179,8 @@ class ShardServer {
   bool WriteBackPending();
   // The pass leaves the in-flight set; the MEM-PS unpins it. REQUIRES: mu_ held alone.
   Status ReleaseNow(int pass);
+  // Puts a push-back's rows, noting their keys when LogChanged. REQUIRES: mu_ held alone.
+  Status PutReturned(const uint64_t* keys, size_t n, const uint8_t* rows);
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
   // Rows of keys not stored, or dead by pass `now` (eviction), are created (InitRow), or
@@ -199,6 +208,9 @@ class ShardServer {
   int released_through_ = -1;          // protected by mu_: the last pass released
   std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
   bool log_erased_ = false;            // protected by mu_
+  bool log_changed_ = false;           // protected by mu_
+  std::vector<uint64_t> changed_;      // protected by mu_: keys stored since TakeChanged (LogChanged)
+  size_t changed_distinct_ = 0;        // protected by mu_: changed_'s size after its last dedup
   std::map<int, std::vector<uint64_t>> erased_;  // protected by mu_: keys erased, by pass (LogErased)
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
   std::set<int> announced_;  // protected by announce_mu_: passes announced, not yet released
