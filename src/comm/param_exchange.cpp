@@ -167,8 +167,18 @@ void ParamExchange::Subscribe(const std::vector<std::vector<uint64_t>>& asked, c
   }
 }
 
-// Owner side of a pull: note every requested key's subscribers (the lowest rank is its
-// returner), serve the keys, decide admission, and hold the pass. Each reply is n
+// The rank that sends an owned key's final row home: this owner itself when it holds the
+// key too (every replica is bitwise the same, so nothing need cross the network), else the
+// lowest subscriber.
+int ParamExchange::ReturnerOf(const PassRouting& routing, uint32_t slot) const {
+  for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
+    if (routing.sub_ranks_[j] == comm_->rank()) return comm_->rank();
+  }
+  return routing.sub_ranks_[routing.sub_begin_[slot]];
+}
+
+// Owner side of a pull: note every requested key's subscribers and its returner, serve the
+// keys, decide admission, and hold the pass. Each reply is n
 // (returner, held) byte pairs, then the n rows, served straight into it.
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                                 const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
@@ -201,7 +211,7 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
     if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data(), fresh.data());
     if (local.ok() && admission.on()) admission.Decide(asked[r].data(), slots, fresh.data(), n, pairs + 2 * n, row_bytes_);
     for (size_t i = 0; i < n; ++i) {
-      pairs[2 * i] = routing->sub_ranks_[routing->sub_begin_[slots[i]]] == static_cast<int>(r) && !admission.pending(slots[i]);
+      pairs[2 * i] = ReturnerOf(*routing, slots[i]) == static_cast<int>(r) && !admission.pending(slots[i]);
       pairs[2 * i + 1] = held[i];
     }
     slots += n;

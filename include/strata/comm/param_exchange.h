@@ -6,8 +6,10 @@
 //                      pulled to their owners, so their caches know what comes next.
 // Per pass:  Pull      each rank sends the distinct keys its workers need to their owners
 //                      (OwnerRank); owners answer with rows and remember who subscribed to
-//                      each key. One subscriber of each key (the lowest rank) is its
-//                      returner. PullReadOnly fetches rows and records nothing.
+//                      each key. One subscriber of each key is its returner: the owner
+//                      when it holds the key too (its replica is bitwise the same, and
+//                      keeps the row off the network), else the lowest rank. PullReadOnly
+//                      fetches rows and records nothing.
 // Per step:  ReduceGradients  every worker's gradients go to the owner of each key, which
 //                      sums them in global worker order (so the sum is bitwise the same for
 //                      any ranks x workers split) and sends the sum to every subscriber.
@@ -134,6 +136,7 @@ class ParamExchange {
   class PullAdmission;
   static void Subscribe(const std::vector<std::vector<uint64_t>>& asked, const std::vector<uint32_t>& slot_of,
                         const std::vector<uint32_t>& subscribers, PassRouting* routing);
+  int ReturnerOf(const PassRouting& routing, uint32_t slot) const;
   // PushBack's part for this rank's own server: exported and stored a chunk at a time.
   Status StoreOwnRows(const PassRouting& routing, const RowExport& export_rows);
   // The replies of a pull, kept as rows: header_bytes per key precede each part's rows.
