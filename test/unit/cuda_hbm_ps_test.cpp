@@ -1,7 +1,8 @@
 // CUDA HBM-PS against the host backend on the same seeded inputs: a batch's distinct keys,
 // counts, sparse and dense gradients, loss and predictions (which check the pooled
 // embeddings, sum and mean, and the cuBLAS MLP), one sparse and dense optimizer step, each to 1e-5
-// relative; and a short training run whose eval logloss agrees to 1e-4. With two or more
+// relative; bf16 rows through WithRowDtype; and a short training run whose eval logloss
+// agrees to 1e-4. With two or more
 // GPUs the same checks run with rows sharded over two devices. Each case skips with one
 // line when no CUDA device is visible.
 #include <doctest/doctest.h>
@@ -162,6 +163,43 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CompareOneStep(g, SparseOptimizerKind::kAdam, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kFtrl, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
+  }
+}
+
+// --row-dtype bf16 over the CUDA backend (WithRowDtype): staged bf16 rows widen, one step
+// trains, and Export rounds the backend's own f32 rows to nearest even; the rounded rows
+// agree with the host backend's within a bf16 ulp.
+TEST_CASE("cuda: bf16 rows widen as they are staged and round as they are exported") {
+  if (NoGpu()) return;
+  HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+  ModelSpec stored = o.spec;
+  stored.row_dtype = RowDtype::kBf16;
+  std::unique_ptr<HbmPs> inner;
+  const Status made = NewCudaHbmPs(o, &inner);
+  REQUIRE_MESSAGE(made.ok(), made.ToString());
+  HbmPs* cuda_f32 = inner.get();
+  auto cuda = WithRowDtype(std::move(inner), RowLayoutOf(stored));
+  auto host = WithRowDtype(NewHostHbmPs(o), RowLayoutOf(stored));
+  const std::vector<Batch> batches = {RandomBatch(o.spec, 48, 7)};
+  Stage(*cuda, stored, batches, 1);
+  Stage(*host, stored, batches, 1);
+  WorkerGrads g;
+  REQUIRE(host->ComputeGradients(0, batches[0], 1.0f / 48, &g).ok());
+  REQUIRE(host->ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
+  REQUIRE(cuda->ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
+  const RowLayout narrow = RowLayoutOf(stored), wide = RowLayoutOf(o.spec);
+  std::vector<uint8_t> from_cuda(g.keys.size() * narrow.bytes()), from_host(from_cuda.size());
+  std::vector<uint8_t> f32(g.keys.size() * wide.bytes()), want(from_cuda.size());
+  REQUIRE(cuda->Export(g.keys.data(), g.keys.size(), from_cuda.data()).ok());
+  REQUIRE(host->Export(g.keys.data(), g.keys.size(), from_host.data()).ok());
+  REQUIRE(cuda_f32->Export(g.keys.data(), g.keys.size(), f32.data()).ok());
+  ConvertRows(wide, f32.data(), g.keys.size(), narrow, want.data());
+  CHECK(from_cuda == want);
+  std::vector<float> c(wide.floats()), h(wide.floats());
+  for (size_t i = 0; i < g.keys.size(); ++i) {
+    narrow.LoadFloats(&from_cuda[i * narrow.bytes()], c.data());
+    narrow.LoadFloats(&from_host[i * narrow.bytes()], h.data());
+    CheckClose(c, h, 1.0 / 128);
   }
 }
 
