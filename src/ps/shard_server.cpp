@@ -11,7 +11,7 @@
 namespace strata {
 
 ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
-    : model_(model), row_bytes_(RowLayoutOf(model).bytes()), store_(std::move(store)), mem_(mem),
+    : model_(model), layout_(RowLayoutOf(model)), row_bytes_(layout_.bytes()), store_(std::move(store)), mem_(mem),
       ssd_(ssd), admission_(model.admit_min_count > 0
                      ? std::make_unique<Admission>(model.admit_min_count, model.evict_unseen_passes)
                      : nullptr) {}
@@ -82,7 +82,7 @@ Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) 
 
 bool ShardServer::Dead(const uint8_t* row, int now) const {
   const int64_t unseen = model_.evict_unseen_passes;
-  return unseen > 0 && static_cast<int64_t>(RowLayoutOf(model_).LastPass(row)) + unseen <= now - 1;
+  return unseen > 0 && static_cast<int64_t>(layout_.LastPass(row)) + unseen <= now - 1;
 }
 
 Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now) {

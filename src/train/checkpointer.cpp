@@ -31,24 +31,27 @@ Checkpointer::Target Checkpointer::NextCheckpoint(int passes) const {
   return t;
 }
 
+void Checkpointer::Attach(ShardServer* server) const {
+  server->LogChanged(incremental());
+  server->LogErased(o_.model.evict_unseen_passes > 0 && (incremental() || (enabled() && !o_.export_delta_dir.empty())));
+}
+
 Status Checkpointer::Write(const TrainProgress& progress, const HbmPs& hbm, ShardServer* server) {
   const Target next = NextCheckpoint(progress.passes);
   STRATA_RETURN_IF_ERROR(WriteOne(next, progress, hbm, server));
   last_written_ = progress.passes;
   chain_pass_ = progress.passes;
   chain_increments_ = next.kind == ckpt::Kind::kIncrement ? chain_increments_ + 1 : 0;
-  if (o_.export_delta_dir.empty()) {
-    server->ForgetErasedBefore(progress.passes);
-    return Status::OK();
+  if (!o_.export_delta_dir.empty()) {
+    // The first export holds every row (the base); each later one the rows trained since.
+    Target delta{o_.export_delta_dir, ckpt::DeltaName(++exports_)};
+    delta.min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
+    delta.base_pass = std::max<int64_t>(0, last_export_pass_);
+    delta.kind = delta.min_last_pass > 0 || delta.base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
+    STRATA_RETURN_IF_ERROR(WriteOne(delta, progress, hbm, server));
+    last_export_pass_ = progress.passes;
   }
-  // The first export holds every row (the base); each later one the rows trained since.
-  Target delta{o_.export_delta_dir, ckpt::DeltaName(++exports_)};
-  delta.min_last_pass = last_export_pass_ < 0 ? 0 : static_cast<uint32_t>(last_export_pass_);
-  delta.base_pass = std::max<int64_t>(0, last_export_pass_);
-  delta.kind = delta.min_last_pass > 0 || delta.base_pass > 0 ? ckpt::Kind::kDelta : ckpt::Kind::kFull;
-  STRATA_RETURN_IF_ERROR(WriteOne(delta, progress, hbm, server));
-  last_export_pass_ = progress.passes;
-  server->ForgetErasedBefore(progress.passes);  // both the next increment and delta build on this pass
+  server->ForgetErasedBefore(progress.passes);  // the next increment and delta build on this pass
   return Status::OK();
 }
 

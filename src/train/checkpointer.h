@@ -39,9 +39,12 @@ class Checkpointer {
   Checkpointer(const TrainOptions& options, Comm* comm) : o_(options), comm_(comm) {}
 
   bool enabled() const { return !o_.checkpoint_dir.empty(); }
-  // Checkpoints may be increments (--checkpoint-incremental): the server must log the keys
-  // it stores (ShardServer::LogChanged).
+  // Checkpoints may be increments (--checkpoint-incremental).
   bool incremental() const { return enabled() && o_.checkpoint_incremental > 1; }
+
+  // Has server log what increments and deltas need: the keys it stores (increments read
+  // those rows) and, with eviction, the keys it erases (increments and deltas list them).
+  void Attach(ShardServer* server) const;
 
   // What the job trains on (DescribeInput of its --train plan): checkpoints record it and
   // resume refuses other input. Call before Write and Resume.

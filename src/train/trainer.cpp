@@ -42,9 +42,7 @@ class Job {
     evaluator_ = std::make_unique<Evaluator>(o_, parts_.eval_plan, comm_, parts_.server.get(), parts_.hbm.get(),
                                              parts_.pool.get());
     reporter_ = std::make_unique<PassReporter>(comm_, parts_.server.get(), o_.model.evict_unseen_passes > 0);
-    parts_.server->LogChanged(checkpointer_.incremental());
-    parts_.server->LogErased(o_.model.evict_unseen_passes > 0 && checkpointer_.enabled() &&
-                             (o_.checkpoint_incremental > 1 || !o_.export_delta_dir.empty()));
+    checkpointer_.Attach(parts_.server.get());
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(reporter_->Open(o_.metrics_out)));
     checkpointer_.SetTrainInput(DescribeInput(parts_.train_plan));
     bool resume = false;

@@ -14,6 +14,8 @@
 //   - Frequency: the row's own u32 counter at freq_offset when given (RowLayout's freq), else
 //     the passes that touched the row while cached. cache_sim shows the counter is the one to
 //     use (at 5% of Criteo's keys it keeps 1.5x the hits).
+//   - Erase drops cached rows and erases in the backing store the keys it holds (every key not
+//     cached, and the cached ones flagged as written there).
 //   - Destroying a MEM-PS drops its dirty rows: Flush first to keep them.
 //
 // Thread safety: Get and Pin may run concurrently with Get and Pin (64 lock stripes by key

@@ -193,6 +193,7 @@ class ShardServer {
   bool HeldBefore(int pass, uint64_t key) const;
 
   const ModelSpec model_;
+  const RowLayout layout_;  // of the stored rows
   const size_t row_bytes_;
   std::unique_ptr<RowStore> store_;
   MemPs* const mem_;

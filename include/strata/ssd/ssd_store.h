@@ -12,6 +12,8 @@
 //   - cache: rows whose durable copy lives elsewhere (the trainer's checkpoints). The store
 //     starts empty (removing SSD-PS files left in the directory), never writes a manifest or
 //     calls fsync, and compacts a segment as soon as it is sealed; Sync makes nothing durable.
+//     Only a cache erases rows (Erase drops their index entries; compaction reclaims the
+//     records): a store of record would need tombstones to keep them erased over a reopen.
 //
 // Disk bound: live_bytes (strata/store/row_store.h) is what the newest records of the live
 // keys take packed; compaction starts before disk_bytes passes DiskBound() = 2 x live_bytes
