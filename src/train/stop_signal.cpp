@@ -1,7 +1,10 @@
 // Stop requests by signal (train/stop_signal.h).
 #include "train/stop_signal.h"
 
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 
 namespace strata {
 namespace {
@@ -24,5 +27,17 @@ void InstallStopHandlers() {
 }
 
 int StopSignal() { return g_stop_signal; }
+
+Status HoldForStop(Comm* comm, int passes) {
+  const char* at = std::getenv("STRATA_HOLD_AFTER_PASS");
+  if (at == nullptr || std::atoi(at) != passes) return Status::OK();
+  for (int waited_ms = 0; waited_ms < 120000; waited_ms += 20) {
+    int64_t sig[1] = {StopSignal()};
+    STRATA_RETURN_IF_ERROR(comm->AllreduceMax(sig, 1));
+    if (sig[0] != 0) return Status::OK();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return Status::OK();
+}
 
 }  // namespace strata

@@ -5,6 +5,9 @@
 // Thread safety: StopSignal may be called from any thread.
 #pragma once
 
+#include "strata/comm/comm.h"
+#include "strata/common/status.h"
+
 namespace strata {
 
 // Installs the handlers (once, from main before training starts).
@@ -12,5 +15,11 @@ void InstallStopHandlers();
 
 // The first stop signal received, or 0.
 int StopSignal();
+
+// Test seam, off unless STRATA_HOLD_AFTER_PASS=N is in the environment (then a getenv a
+// pass): a job that has completed exactly N passes waits there, the ranks agreeing every
+// 20 ms, until some rank has a stop signal (or 120 s have passed). A test can then preempt
+// the job at the pass it chose rather than at one a race picked. A collective on comm.
+Status HoldForStop(Comm* comm, int passes);
 
 }  // namespace strata

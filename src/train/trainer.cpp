@@ -104,6 +104,7 @@ class Job {
       STRATA_RETURN_IF_ERROR(reporter_->Report(&st));
       progress_.rows_evicted += st.rows_evicted;
       if (checkpointer_.PeriodicDue(progress_.passes)) STRATA_RETURN_IF_ERROR(WriteCheckpoint());
+      STRATA_RETURN_IF_ERROR(HoldForStop(comm_, progress_.passes));
       STRATA_RETURN_IF_ERROR(StopIfAsked());
     }
   }

@@ -5,8 +5,9 @@
 # end. Checks:
 #   (a) a 2-rank job across both nodes (srun --mpi=pmix) trains to an eval AUC;
 #   (b) a bad flag fails the job with strata-train's message in the job's output;
-#   (c) `scontrol requeue` once the job has run a number of passes drawn from a seed: the
-#       ranks get SIGTERM, stop at a pass boundary after a checkpoint, the job is requeued,
+#   (c) `scontrol requeue` once the job has run a number of passes drawn from a seed (where
+#       it holds, STRATA_HOLD_AFTER_PASS, so it cannot finish first): the ranks get
+#       SIGTERM, stop at a pass boundary after a checkpoint, the job is requeued,
 #       resumes (--resume=auto) and ends bitwise equal (rows, eval metrics) to an
 #       uninterrupted job.
 # Needs root; skipped otherwise, or when the packages cannot be installed.
@@ -118,9 +119,13 @@ long=("${data[@]}" --pass-examples 500 --epochs 10 --checkpoint-every-passes 5 -
 id=$(STRATA_CKPT=$dir/ck-full submit --wait "$repo/jobs/strata-train.slurm" "${long[@]}" "$dir/rows-full") \
   || die "the uninterrupted job failed"
 full=$id
-id=$(STRATA_CKPT=$dir/ck-requeued submit "$repo/jobs/strata-train.slurm" "${long[@]}" "$dir/rows-requeued")
+# The job holds after a pass drawn from a seed until its stop signal (STRATA_HOLD_AFTER_PASS),
+# so the requeue cannot come after the job has run to its end.
+hold=$(( 5 + $(seed_pick 23 40) ))
+id=$(STRATA_CKPT=$dir/ck-requeued STRATA_HOLD_AFTER_PASS=$hold submit "$repo/jobs/strata-train.slurm" "${long[@]}" \
+     "$dir/rows-requeued")
 for _ in $(seq 1 600); do
-  [ "$(passes_done "strata-train-$id.jsonl")" -ge $(( 5 + $(seed_pick 23 40) )) ] && break
+  [ "$(passes_done "strata-train-$id.jsonl")" -ge "$hold" ] && break
   [ "$(job_state "$id")" = RUNNING ] || [ "$(job_state "$id")" = PENDING ] || break
   sleep 0.1
 done
