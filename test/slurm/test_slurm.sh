@@ -85,13 +85,12 @@ submit() {  # sbatch flags for a 2-rank job on one node (unless told otherwise),
   sbatch --parsable --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 "$@"
 }
 job_state() { scontrol show job "$1" | grep -o "JobState=[A-Z_]*" | cut -d= -f2; }
+job_ended() { case $(job_state "$1") in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) return 0 ;; esac; return 1; }
 # wait_job ID: until the job has ended (a requeued job is let start at once).
 wait_job() {
   for _ in $(seq 1 600); do
-    case $(job_state "$1") in
-      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) return 0 ;;
-      PENDING) scontrol update jobid="$1" StartTime=now 2>/dev/null || true ;;
-    esac
+    job_ended "$1" && return 0
+    [ "$(job_state "$1")" = PENDING ] && { scontrol update jobid="$1" StartTime=now 2>/dev/null || true; }
     sleep 0.5
   done
   die "job $1 did not end: $(scontrol show job "$1")"
@@ -124,12 +123,20 @@ full=$id
 hold=$(( 5 + $(seed_pick 23 40) ))
 id=$(STRATA_CKPT=$dir/ck-requeued STRATA_HOLD_AFTER_PASS=$hold submit "$repo/jobs/strata-train.slurm" "${long[@]}" \
      "$dir/rows-requeued")
-for _ in $(seq 1 600); do
+# Only an ended job stops the wait: a state scontrol could not report (slurmctld busy on a
+# loaded machine) is no reason to requeue a job that has not reached its hold.
+for _ in $(seq 1 1200); do
   [ "$(passes_done "strata-train-$id.jsonl")" -ge "$hold" ] && break
-  [ "$(job_state "$id")" = RUNNING ] || [ "$(job_state "$id")" = PENDING ] || break
+  job_ended "$id" && break
   sleep 0.1
 done
-scontrol requeue "$id" || die "scontrol requeue $id failed"
+[ "$(passes_done "strata-train-$id.jsonl")" -ge "$hold" ] \
+  || die_with_log "strata-train-$id.out" "job $id never reached pass $hold (state $(job_state "$id"))"
+for attempt in 1 2 3 4 5; do
+  scontrol requeue "$id" && break
+  [ "$attempt" -lt 5 ] || die "scontrol requeue $id failed"
+  sleep 1
+done
 wait_job "$id"
 [ "$(job_state "$id")" = COMPLETED ] || die_with_log "strata-train-$id.out" "the requeued job ended $(job_state "$id")"
 grep -q "resumed after pass" "strata-train-$id.out" || die_with_log "strata-train-$id.out" "the requeued job did not resume"
