@@ -4,9 +4,9 @@
 # stops it at the next pass boundary with exit 3 after writing a checkpoint; the same
 # command run again resumes and ends bitwise equal (rows, eval metrics) to an
 # uninterrupted run. Without --resume, a directory holding checkpoints is refused, not
-# overwritten; a second job on a running job's directory is refused too. The stop comes a
-# number of passes (drawn from a seed) after that; which pass it stops at varies with
-# timing, the result may not. SIGTERM to mpirun itself is no graceful stop (Open MPI stops
+# overwritten; a second job on a running job's directory is refused too. The stop comes at
+# a pass drawn from a seed, where the job holds until its stop signal (STRATA_HOLD_AFTER_PASS),
+# so it cannot run to its end first. SIGTERM to mpirun itself is no graceful stop (Open MPI stops
 # relaying the ranks' output and kills them a second later): the job ends at once, its
 # ranks with it, the published checkpoints stay intact, and the job resumes from the last.
 set -euo pipefail
@@ -24,15 +24,15 @@ run() {  # name [flags...]: one 2-rank run, logged; returns its exit status
 run full --checkpoint-dir "$dir/ck-full" || die_with_log "$dir/full.log" "the uninterrupted run failed"
 
 # The requeued job's command, twice: stopped by SIGUSR1, then continued.
-stop_after=$(( 3 + $(seed_pick 17 20) ))
-run job --checkpoint-dir "$dir/ck-job" --resume=auto &
+hold=$(( 3 + $(seed_pick 17 20) ))
+STRATA_HOLD_AFTER_PASS=$hold run job --checkpoint-dir "$dir/ck-job" --resume=auto &
 job=$!
 mpirun_pid=$(mpirun_of "$job") || die "the job's mpirun did not start"
 # Once it runs, a second job on its checkpoint directory is refused (the LOCK it holds).
 wait_passes "$dir/job.jsonl" 1 "$job"
 out=$(run second --checkpoint-dir "$dir/ck-job" --resume=auto 2>&1) && die "a second job shared $dir/ck-job"
 grep -q "ck-job is in use by another job" "$dir/second.log" || die_with_log "$dir/second.log" "no in-use message"
-wait_passes "$dir/job.jsonl" $(( $(passes_done "$dir/job.jsonl") + stop_after )) "$job"
+wait_passes "$dir/job.jsonl" "$hold" "$job"
 kill -USR1 "$mpirun_pid"
 rc=0; wait "$job" || rc=$?
 [ "$rc" -eq 3 ] || die_with_log "$dir/job.log" "exit $rc after SIGUSR1, want 3"
@@ -56,10 +56,11 @@ echo "ok: the requeued run ends bitwise equal to the uninterrupted one"
 
 # SIGTERM to mpirun: the job ends within seconds; the last published checkpoint verifies
 # and the job resumes from it to the same end.
-run hard --checkpoint-dir "$dir/ck-hard" --checkpoint-every-passes 2 --resume=auto &
+hold=$(( 4 + $(seed_pick 19 20) ))
+STRATA_HOLD_AFTER_PASS=$hold run hard --checkpoint-dir "$dir/ck-hard" --checkpoint-every-passes 2 --resume=auto &
 job=$!
 mpirun_pid=$(mpirun_of "$job") || die "the job's mpirun did not start"
-wait_passes "$dir/hard.jsonl" $(( 4 + $(seed_pick 19 20) )) "$job"
+wait_passes "$dir/hard.jsonl" "$hold" "$job"
 ranks=$(pgrep -P "$mpirun_pid" | tr '\n' ' ')
 kill -TERM "$mpirun_pid"
 for _ in $(seq 1 300); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
