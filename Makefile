@@ -48,7 +48,7 @@ HDF5_CFLAGS := -isystem /usr/include/hdf5/serial
 HDF5_LIBS   := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
 
 CXXFLAGS := -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) -MMD -MP
-LDLIBS   := $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -lfmt -lz -luring -pthread
+LDLIBS   := $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -ldnnl -lgomp -lfmt -lz -luring -pthread
 
 # Parquet input: Arrow's C++ reader from the pyarrow wheel that make deps unpacks
 # (scripts/install-arrow.sh); without it the build reads no Parquet and says so.

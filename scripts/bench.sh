@@ -5,10 +5,13 @@
 #
 # Sections:
 #   trainer_vs_torch  strata-train (1 and 2 ranks) against tools/bench/torch_reference.py at
-#                     PyTorch's best thread setting, on the same synthetic data and model, and
-#                     against the MLP compute ceiling measured by $BUILD/bench/mlp_bench
+#                     PyTorch's best thread setting, on the same synthetic data and model, with
+#                     the MLP's products in fp32 and, where the CPU has bf16 instructions, in
+#                     bf16 (against PyTorch's CPU autocast to bf16); and fp32 against the MLP
+#                     compute ceiling measured by $BUILD/bench/mlp_bench
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
-#                     sample split 90/10 in file order (skipped when the sample is absent)
+#                     sample split 90/10 in file order, and of strata-train with bf16 MLP
+#                     products where the CPU has them (skipped when the sample is absent)
 #   lifecycle         on the real Criteo sample split 90/10 (skipped when it is absent): eval
 #                     AUC, rows and rows evicted at --admit-min-count 0, 2 and 5 with
 #                     --evict-unseen-passes 0 and 5; eval AUC and row bytes (as stored, in
@@ -77,36 +80,16 @@ section_trainer_vs_torch() {
   local model=(--embedding-dim 16 --mlp 512,256,128 --epochs 1 --sparse-optimizer adagrad
                --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001)
   local io=(--train "$data/train.tsv" --eval "$data/eval.tsv")
-
-  # strata: 1 rank x 1 worker using both cores; 2 ranks x 1 worker x 1 thread with the
-  # per-worker batch halved, so both run the same global steps of 4096 examples as PyTorch.
-  local -A eps=()
-  local cfg name np threads batch r v
-  for cfg in "strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048"; do
-    IFS=: read -r name np threads batch <<<"$cfg"
-    v=()
-    for r in $(seq "$RUNS"); do
-      run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" \
-        --threads "$threads" --batch-size "$batch" --pass-examples 4194304
-      v+=("$(json_field "$WORK/s.jsonl" examples_per_s)")
-    done
-    eps[$name]=$(median "${v[@]}")
-    printf '  %-34s %9.0f examples/s  (runs: %s)\n' "$name" "${eps[$name]}" "$(printf '%.0f ' "${v[@]}")"
-  done
-
-  # PyTorch: its two good settings on a 2-core machine; its default (2 threads, spinning
-  # OpenMP pool) is slower because the pool and the BLAS threads fight.
-  local policy
-  for cfg in "torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE"; do
-    IFS=: read -r name threads policy <<<"$cfg"
-    v=()
-    for r in $(seq "$RUNS"); do
-      run_torch "$WORK/t.log" "${model[@]}" "${io[@]}" --batch-size 4096 --threads "$threads" \
-        ${policy:+--omp-wait-policy "$policy"}
-      v+=("$(torch_field "$WORK/t.log" examples_per_s)")
-    done
-    eps[$name]=$(median "${v[@]}")
-    printf '  %-34s %9.0f examples/s  (runs: %s)\n' "$name" "${eps[$name]}" "$(printf '%.0f ' "${v[@]}")"
+  local -A eps=() auc=()
+  local precision
+  for precision in fp32 bf16; do
+    if [ "$precision" = bf16 ] && ! grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
+      echo "  -- bf16: skipped, this CPU has no bf16 instructions (AVX512-BF16 or AMX)"
+      summary_add "strata best / torch best, bf16 (examples/s)" "skipped (no bf16 on this CPU)"
+      continue
+    fi
+    echo "  -- MLP products in $precision (strata --dense-precision; PyTorch $([ "$precision" = bf16 ] && echo "CPU autocast to bf16" || echo fp32))"
+    trainer_vs_torch_runs "$precision"
   done
 
   # MLP ceiling: the SGEMM rate of this machine over the model's FLOPs per example.
@@ -116,17 +99,55 @@ section_trainer_vs_torch() {
   local ceiling
   ceiling=$(sed -n 's/.*| ceiling \([0-9.]*\) examples\/s.*/\1/p' "$WORK/mlp.log" | sort -g | tail -1)
   [ -n "$ceiling" ] || die "could not read the ceiling from mlp_bench's output"
+  printf '  %-34s %9.0f examples/s\n' "MLP ceiling, fp32 (best SGEMM rate)" "$ceiling"
+  summary_add "strata best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[strata best fp32]}" "$ceiling")"
+  summary_add "torch best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[torch best fp32]}" "$ceiling")"
+  if [ -n "${auc[strata bf16]:-}" ]; then
+    summary_add "strata eval AUC bf16 - fp32 (synthetic)" \
+      "$(awk -v a="${auc[strata bf16]}" -v b="${auc[strata fp32]}" 'BEGIN {printf "%+.5f", a - b}')"
+  fi
+}
 
-  local strata_best torch_best
-  strata_best=$(printf '%s\n' "${eps[strata 1 rank]}" "${eps[strata 2 ranks]}" | sort -g | tail -1)
-  torch_best=$(printf '%s\n' "${eps[torch 1 thread]}" "${eps[torch 2 threads PASSIVE]}" | sort -g | tail -1)
-  printf '  %-34s %9.0f examples/s\n' "strata best" "$strata_best" "torch best" "$torch_best" \
-    "MLP ceiling (best SGEMM rate)" "$ceiling"
-  summary_add "strata 1 rank / torch best (examples/s)" "$(ratio "${eps[strata 1 rank]}" "$torch_best")"
-  summary_add "strata 2 ranks / torch best (examples/s)" "$(ratio "${eps[strata 2 ranks]}" "$torch_best")"
-  summary_add "strata best / torch best (examples/s)" "$(ratio "$strata_best" "$torch_best")"
-  summary_add "strata best / MLP ceiling (examples/s)" "$(ratio "$strata_best" "$ceiling")"
-  summary_add "torch best / MLP ceiling (examples/s)" "$(ratio "$torch_best" "$ceiling")"
+# trainer_vs_torch_runs PRECISION: strata 1 rank x 1 worker using both cores, and 2 ranks x
+# 1 worker x 1 thread with the per-worker batch halved (both run the same global steps of
+# 4096 examples as PyTorch); PyTorch at its two good settings on a 2-core machine (its
+# default, 2 threads with a spinning OpenMP pool, is slower: the pool and the BLAS threads
+# fight). Fills eps[...] and auc[...] of the caller.
+trainer_vs_torch_runs() {
+  local precision=$1 cfg name np threads batch policy r v a
+  for cfg in "strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048"; do
+    IFS=: read -r name np threads batch <<<"$cfg"
+    v=()
+    for r in $(seq "$RUNS"); do
+      run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" \
+        --threads "$threads" --batch-size "$batch" --pass-examples 4194304 --dense-precision "$precision"
+      v+=("$(json_field "$WORK/s.jsonl" examples_per_s)")
+      a=$(json_field "$WORK/s.jsonl" eval_auc)
+    done
+    eps[$name $precision]=$(median "${v[@]}")
+    auc[strata $precision]=$a
+    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" "$a" \
+      "$(printf '%.0f ' "${v[@]}")"
+  done
+  for cfg in "torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE"; do
+    IFS=: read -r name threads policy <<<"$cfg"
+    v=()
+    for r in $(seq "$RUNS"); do
+      run_torch "$WORK/t.log" "${model[@]}" "${io[@]}" --batch-size 4096 --threads "$threads" \
+        --dense-precision "$precision" ${policy:+--omp-wait-policy "$policy"}
+      v+=("$(torch_field "$WORK/t.log" examples_per_s)")
+      a=$(torch_field "$WORK/t.log" eval_auc)
+    done
+    eps[$name $precision]=$(median "${v[@]}")
+    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" "$a" \
+      "$(printf '%.0f ' "${v[@]}")"
+  done
+  eps[strata best $precision]=$(printf '%s\n' "${eps[strata 1 rank $precision]}" "${eps[strata 2 ranks $precision]}" | sort -g | tail -1)
+  eps[torch best $precision]=$(printf '%s\n' "${eps[torch 1 thread $precision]}" "${eps[torch 2 threads PASSIVE $precision]}" | sort -g | tail -1)
+  printf '  %-34s %9.0f examples/s\n' "strata best" "${eps[strata best $precision]}" "torch best" "${eps[torch best $precision]}"
+  summary_add "strata 1 rank / torch best, $precision (examples/s)" "$(ratio "${eps[strata 1 rank $precision]}" "${eps[torch best $precision]}")"
+  summary_add "strata 2 ranks / torch best, $precision (examples/s)" "$(ratio "${eps[strata 2 ranks $precision]}" "${eps[torch best $precision]}")"
+  summary_add "strata best / torch best, $precision (examples/s)" "$(ratio "${eps[strata best $precision]}" "${eps[torch best $precision]}")"
 }
 
 # criteo_split DIR SUMMARY_LINE: DIR/{train,eval}.tsv from the real Criteo sample split 90/10
@@ -159,6 +180,13 @@ section_criteo_auc() {
   printf '  %-34s eval AUC %.5f  logloss %.5f\n' "strata (2 ranks x 256)" "$s_auc" "$s_ll" \
     "torch reference (batch 512)" "$t_auc" "$t_ll"
   summary_add "Criteo eval AUC strata - torch" "$(awk -v a="$s_auc" -v b="$t_auc" 'BEGIN {printf "%+.5f", a - b}')"
+  grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo || return 0
+  run_strata 2 "$WORK/sc16.log" "$WORK/sc16.jsonl" "${model[@]}" "${io[@]}" --threads 1 --batch-size 256 \
+    --dense-precision bf16
+  local b_auc
+  b_auc=$(json_field "$WORK/sc16.jsonl" eval_auc)
+  printf '  %-34s eval AUC %.5f  logloss %.5f\n' "strata, bf16 MLP products" "$b_auc" "$(json_field "$WORK/sc16.jsonl" eval_logloss)"
+  summary_add "Criteo eval AUC strata bf16 - fp32" "$(awk -v a="$b_auc" -v b="$s_auc" 'BEGIN {printf "%+.5f", a - b}')"
 }
 
 # ---- section: feature lifecycle ---------------------------------------------------------------

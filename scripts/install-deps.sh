@@ -4,7 +4,7 @@
 # with sudo available).
 set -euo pipefail
 PKGS=(g++ make openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcxxopts-dev libfmt-dev
-      doctest-dev libopenblas-dev zlib1g-dev liburing-dev librocksdb-dev python3 python3-torch
+      doctest-dev libopenblas-dev libdnnl-dev zlib1g-dev liburing-dev librocksdb-dev python3 python3-torch
       python3-numpy python3-matplotlib python3-h5py python3-pip "$@")  # arguments: extra packages (make fuzz: clang)
 missing=()
 for p in "${PKGS[@]}"; do

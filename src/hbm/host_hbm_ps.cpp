@@ -4,7 +4,8 @@
 // replica, since every virtual device of a rank shares its memory and all replicas would
 // be identical anyway.
 // Workers' forward/backward run concurrently (one Mlp::Workspace each); the MLP goes
-// through OpenBLAS, whose own threads are used only when one worker runs at a time.
+// through OpenBLAS (or oneDNN with --dense-precision bf16), whose own threads are used only
+// when one worker runs at a time.
 #include <cblas.h>
 
 #include <algorithm>
@@ -28,14 +29,17 @@ namespace {
 class HostHbmPs final : public HbmPs {
  public:
   explicit HostHbmPs(const HbmOptions& o)
-      : spec_(o.spec), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), pool_(std::max(1, o.threads)),
+      : spec_(o.spec), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), precision_(o.dense_precision), pool_(std::max(1, o.threads)),
         optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, mlp_.num_params()) {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
-    for (int g = 0; g < o.workers; ++g) workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch), {}, {}, {}, {}});
+    // Concurrent workers each take a core; a lone worker lets OpenBLAS (or oneDNN) use them all.
+    const int gemm_threads = o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers);
+    for (int g = 0; g < o.workers; ++g) {
+      workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}});
+    }
     params_.resize(mlp_.num_params());
     mlp_.InitParams(spec_.seed, params_.data());
-    // Concurrent workers each take a core; a lone worker lets OpenBLAS use them all.
-    openblas_set_num_threads(o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers));
+    openblas_set_num_threads(gemm_threads);
   }
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
@@ -86,11 +90,11 @@ class HostHbmPs final : public HbmPs {
     out->dense.resize(mlp_.num_params());
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
     w.logits.resize(B);
-    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data());
+    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data(), precision_);
     out->loss_sum = LossAndGrad(w.logits.data(), batch.labels.data(), B, grad_scale, w.logits.data());
     w.dinput.resize(w.input.size());
     mlp_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
-                  w.dinput.data());
+                  w.dinput.data(), precision_);
     ScaleMeanSlots(batch, mean_, spec_.embedding_dim, mlp_.input_width(), w.dinput.data());
     Scatter(batch, w, out);
     return Status::OK();
@@ -233,6 +237,7 @@ class HostHbmPs final : public HbmPs {
   float lr_sparse_ = spec_.lr_sparse;  // scheduled (SetRateFactor)
   RowLayout layout_;
   Mlp mlp_;
+  DensePrecision precision_;
   ThreadPool pool_;
   // The active set trains; the standby set is staged by another thread (HbmPs).
   TableSet sets_[2];

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/bf16_gemm.h"
 #include "strata/common/partition.h"
 #include "strata/model/update_math.h"
 
@@ -50,6 +51,18 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
   }
 }
 
+// C (M, N) = op(A) op(B) (+ C when accumulate), packed row-major operands as Bf16Gemm's.
+void Gemm(DensePrecision precision, Mlp::Workspace* ws, bool trans_a, bool trans_b, int M, int N, int K,
+          const float* A, const float* B, bool accumulate, float* C) {
+  if (precision == DensePrecision::kBf16) {
+    if (!ws->bf16) ws->bf16 = std::make_shared<Bf16Gemm>(ws->threads);
+    ws->bf16->Run(trans_a, trans_b, M, N, K, A, B, accumulate, C);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+              1.0f, A, trans_a ? M : K, B, trans_b ? K : N, accumulate ? 1.0f : 0.0f, C, N);
+}
+
 }  // namespace
 
 Mlp::Mlp(const ModelSpec& spec) {
@@ -87,10 +100,11 @@ void Mlp::InitParams(uint64_t seed, float* params) const {
   }
 }
 
-Mlp::Workspace Mlp::MakeWorkspace(int max_batch) const {
+Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   assert(max_batch >= 1);
   Workspace ws;
   ws.max_batch = max_batch;
+  ws.threads = threads;
   int widest = 1;
   for (int l = 0; l + 1 < num_layers(); ++l) {
     ws.act.emplace_back(static_cast<size_t>(max_batch) * fan_out(l));
@@ -101,8 +115,8 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch) const {
   return ws;
 }
 
-void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
-                  float* logits) const {
+void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
+                  DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
   const float* a = input;
   const int last = num_layers() - 1;
@@ -110,8 +124,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
     const int in = fan_in(l), out = fan_out(l);
     float* h = ws->act[l].data();
     FillBias(params + bias_offset(l), B, out, h);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, out, in, 1.0f, a, in,
-                params + weight_offset(l), out, 1.0f, h, out);
+    Gemm(precision, ws, false, false, B, out, in, a, params + weight_offset(l), true, h);
     ReluInPlace(h, static_cast<size_t>(B) * out);
     a = h;
   }
@@ -126,7 +139,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
 }
 
 void Mlp::Backward(const float* params, const float* input, int B, const float* dlogits,
-                   Workspace* ws, float* dparams, float* dinput) const {
+                   Workspace* ws, float* dparams, float* dinput, DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
   const int last = num_layers() - 1;
   const auto layer_input = [&](int l) { return l == 0 ? input : ws->act[l - 1].data(); };
@@ -160,12 +173,10 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     const int in = fan_in(l), out = fan_out(l);
     const float* a = layer_input(l);
     const float* w = params + weight_offset(l);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, B, 1.0f, a, in, dz, out, 0.0f,
-                dparams + weight_offset(l), out);
+    Gemm(precision, ws, true, false, in, out, B, a, dz, false, dparams + weight_offset(l));
     float* da = l == 0 ? dinput : spare;
     if (da != nullptr) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, in, out, 1.0f, dz, out, w, out,
-                  0.0f, da, in);
+      Gemm(precision, ws, false, true, B, in, out, dz, w, false, da);
     }
     if (l == 0) break;
     ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));

@@ -189,6 +189,8 @@ std::vector<FlagDef> RunFlags() {
       Number(Flag("workers-per-rank", run, "N", "G: workers per rank (GPUs, or virtual devices on the CPU backend)"), &O::workers_per_rank, Positive()),
       Number(Flag("threads", run, "N", "CPU threads per rank; 0: cores / ranks on the node"), &O::threads, AtLeast(0)),
       Number(Flag("batch-size", run, "N", "examples per worker per step (the global batch is W x this)"), &O::batch_size, Positive()),
+      Words(Flag("dense-precision", run, "WORD", "operands of the MLP's matrix products while training: bf16 (fp32 accumulation, weights and optimizer; where the CPU has AVX512-BF16 or AMX, else fp32 with a notice) or fp32; evaluation and prediction compute in fp32"),
+            &O::dense_precision, {{"fp32", DensePrecision::kFp32}, {"bf16", DensePrecision::kBf16}}),
       Number(Flag("pass-examples", run, "N", "examples per pass across the job"), &O::pass_examples, Positive()),
       Number(Flag("epochs", run, "N", "passes over the training data"), &O::epochs, Positive()),
       Number(Flag("eval-every-passes", run, "N", "also evaluate every N passes (0: only at the end)"), &O::eval_every_passes, AtLeast(0)),

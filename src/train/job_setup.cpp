@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "model/bf16_gemm.h"
 #include "strata/common/process_memory.h"
 #include "strata/common/row.h"
 #include "strata/data/chunk_reader.h"
@@ -52,9 +53,27 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
 // --device cuda, or auto with a GPU visible.
 bool UsesCuda(const TrainOptions& o) { return o.device == "cuda" || (o.device == "auto" && CudaDeviceCount() > 0); }
 
+// --dense-precision bf16 holds only where every rank's CPU has bf16 instructions, so that
+// every rank computes alike; the CUDA backend computes in fp32 and refuses it.
+Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* out) {
+  *out = o.dense_precision;
+  if (o.dense_precision == DensePrecision::kFp32) return Status::OK();
+  if (UsesCuda(o)) return Status::InvalidArgument("--dense-precision bf16 is for the CPU backend; the CUDA backend computes in fp32");
+  int64_t lacks[1] = {Bf16Gemm::Supported() ? 0 : 1};
+  STRATA_RETURN_IF_ERROR(comm->AllreduceMax(lacks, 1));
+  if (lacks[0] == 0) return Status::OK();
+  *out = DensePrecision::kFp32;
+  if (comm->rank() == 0) {
+    fmt::print("strata-train: --dense-precision bf16: a rank's CPU has no bf16 instructions (AVX512-BF16 or AMX); "
+               "the MLP computes in fp32\n");
+  }
+  return Status::OK();
+}
+
 // The backend computes on f32 rows; WithRowDtype converts those of another --row-dtype.
-Status NewBackend(const TrainOptions& o, int threads, std::unique_ptr<HbmPs>* out) {
+Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, std::unique_ptr<HbmPs>* out) {
   HbmOptions ho;
+  ho.dense_precision = precision;
   ho.spec = o.model;
   ho.spec.row_dtype = RowDtype::kFp32;
   ho.workers = o.workers_per_rank;
@@ -131,14 +150,16 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
     return Status::InvalidArgument("--pipeline on needs MPI_THREAD_MULTIPLE, which this MPI does not provide; use --pipeline off");
   }
   STRATA_RETURN_IF_ERROR(CheckDenseModelFits(o));
-  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, &out->hbm));
+  STRATA_RETURN_IF_ERROR(ResolveDensePrecision(o, comm, &out->dense_precision));
+  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, &out->hbm));
   return NewServer(o, comm->rank(), &out->server);
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("{}: {} ranks x {} workers ({} backend, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
+  fmt::print("{}: {} ranks x {} workers ({} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
              "{} eval lines\n",
-             program, comm.size(), o.workers_per_rank, p.hbm->name(), p.threads,
+             program, comm.size(), o.workers_per_rank, p.hbm->name(),
+             p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
              RowLayoutOf(o.model).bytes(), SparseOptimizerName(o.model.sparse_optimizer),

@@ -26,6 +26,7 @@ struct JobParts {
   bool has_eval = false;
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
   int64_t planned_dram_bytes = 0;  // this rank's DRAM plan, after PlanJobMemory
+  DensePrecision dense_precision = DensePrecision::kFp32;  // what the backend computes in
 };
 
 // The shard plans of the training and evaluation input (collective; first).

@@ -4,7 +4,7 @@
 # learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
 # element-wise Adagrad, row-wise Adagrad (whose run also resumes exactly from a mid-run
 # checkpoint on another topology), lazy Adam and FTRL with L1 (whose zeroed rows
-# strata-inspect summary counts).
+# strata-inspect summary counts); and with the MLP's products in bf16.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -51,3 +51,19 @@ expect 1 "cannot resume: --sparse-optimizer rowwise-adagrad in the checkpoint, a
 zero=$(sed -n 's/^rows .* \([0-9][0-9]*\) with every weight 0$/\1/p' "$dir/ftrl-summary.txt")
 [ "${zero:-0}" -gt 0 ] || die_with_log "$dir/ftrl-summary.txt" "FTRL's L1 left no row at exactly 0"
 echo "ok: FTRL with L1: $zero rows with every weight exactly 0 (strata-inspect summary)"
+
+# --dense-precision bf16: the MLP's products in bf16 stay topology independent (Bf16Gemm
+# splits no sum over threads); on a CPU without bf16 instructions the run says so and
+# computes in fp32.
+run bf16-1x4 1x4 --dense-precision bf16
+run bf16-4x1 4x1 --dense-precision bf16
+same_model bf16-1x4 bf16-4x1 1e-5
+if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
+  grep -q "host backend with bf16 MLP products" "$dir/bf16-1x4.log" || die_with_log "$dir/bf16-1x4.log" "the start line does not report bf16 products"
+  [ "$(json_field "$dir/bf16-1x4.jsonl" eval_logloss)" != "$(json_field "$dir/adagrad-1x4.jsonl" eval_logloss)" ] \
+    || die "the bf16 run's eval logloss is fp32's: bf16 was not used"
+  echo "ok: bf16 MLP products on 1x4 and 4x1"
+else
+  grep -q "the MLP computes in fp32" "$dir/bf16-1x4.log" || die_with_log "$dir/bf16-1x4.log" "no notice of the fp32 fallback"
+  echo "ok: no bf16 instructions on this CPU: the notice, and fp32 on 1x4 and 4x1"
+fi

@@ -101,6 +101,8 @@ def parse_args():
                    help="initial Adagrad accumulator")
     p.add_argument("--init-scale", type=float, default=0.01,
                    help="embeddings start uniform(-s, s)")
+    p.add_argument("--dense-precision", choices=("fp32", "bf16"), default="fp32",
+                   help="the MLP's products while training (bf16: CPU autocast)")
     p.add_argument("--seed", type=int, default=2026, help="torch.manual_seed")
     env_threads = os.environ.get("STRATA_TORCH_THREADS")
     p.add_argument("--threads", type=int, default=int(env_threads) if env_threads else 0,
@@ -213,8 +215,13 @@ def main():
         width = h
     mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
 
-    def logits(rows, x):
-        return mlp(torch.cat((emb(rows).reshape(len(rows), -1), x), dim=1)).squeeze(1)
+    def logits(rows, x, precision="fp32"):
+        h = torch.cat((emb(rows).reshape(len(rows), -1), x), dim=1)
+        # strata's --dense-precision bf16: the MLP's products in bf16 (autocast), the
+        # embeddings, weights and optimizer fp32; evaluation stays fp32.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            z = mlp(h)
+        return z.float().squeeze(1)
 
     if a.sparse_optimizer == "adagrad":
         opt_sparse = torch.optim.Adagrad(emb.parameters(), lr=a.lr_sparse, eps=0.0,
@@ -241,7 +248,7 @@ def main():
             opt_sparse.zero_grad(set_to_none=True)
             opt_dense.zero_grad(set_to_none=True)
             labels = ytr[i:i + B]
-            loss = loss_fn(logits(rtr[i:i + B], xtr[i:i + B]), labels)
+            loss = loss_fn(logits(rtr[i:i + B], xtr[i:i + B], a.dense_precision), labels)
             loss.backward()
             opt_sparse.step()
             opt_dense.step()

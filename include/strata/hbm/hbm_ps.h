@@ -26,6 +26,7 @@
 
 #include "strata/common/status.h"
 #include "strata/data/batch.h"
+#include "strata/model/mlp.h"
 #include "strata/model/model_spec.h"
 
 namespace strata {
@@ -122,6 +123,9 @@ struct HbmOptions {
   int workers = 1;       // G: devices (CUDA) or virtual devices (host) of this rank
   int threads = 1;       // host backend: CPU threads shared by the workers
   int max_batch = 4096;  // largest batch ComputeGradients/Predict will see
+  // Host backend: the MLP's products in ComputeGradients (Predict is always fp32).
+  // kBf16 REQUIRES Bf16Gemm::Supported().
+  DensePrecision dense_precision = DensePrecision::kFp32;
 };
 
 // Host backend: real CPU training, multi-threaded. Always available.

@@ -1,7 +1,10 @@
 // Mlp: the dense tower of the CTR model on the host: input (the sum-pooled embeddings of
 // all slots, slot-major, then the dense features) -> hidden layers with ReLU -> one logit.
-// All matrix products go through CBLAS (OpenBLAS); only bias adds, ReLU masks and the
-// bias-gradient column sums are loops. Every row of a batch is computed independently of
+// The matrix products go through CBLAS (OpenBLAS) in fp32, or, when a call asks for
+// DensePrecision::kBf16, through Bf16Gemm (model/bf16_gemm.h: bf16 operands, fp32
+// accumulation and output, oneDNN); the parameters, activations, gradients and the output
+// layer's dot products stay fp32 either way. Bias adds, ReLU masks and the bias-gradient
+// column sums are loops. Every row of a batch is computed independently of
 // the others (its logit and its input gradient do not depend on the batch's other rows);
 // only the parameter gradients sum over the batch, in row order.
 //
@@ -18,11 +21,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "strata/model/model_spec.h"
 
 namespace strata {
+
+class Bf16Gemm;
+
+// The type of the MLP's matrix products' operands (--dense-precision).
+enum class DensePrecision { kFp32, kBf16 };
 
 class Mlp {
  public:
@@ -54,19 +63,24 @@ class Mlp {
     std::vector<std::vector<float>> act;   // hidden layer l: (max_batch, fan_out(l)), post-ReLU
     std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
     std::vector<float> grad_b;             // (max_batch, widest hidden) gradient pong
+    int threads = 1;                       // oneDNN's threads for bf16 products
+    std::shared_ptr<Bf16Gemm> bf16;        // made at the first bf16 product
   };
-  Workspace MakeWorkspace(int max_batch) const;
+  Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 
   // logits(B) = MLP(input (B, input_width) row-major). REQUIRES: 1 <= B <= ws->max_batch.
-  // Keeps the activations in *ws for a following Backward on the same input.
-  void Forward(const float* params, const float* input, int B, Workspace* ws,
-               float* logits) const;
+  // Keeps the activations in *ws for a following Backward on the same input. kBf16
+  // REQUIRES Bf16Gemm::Supported().
+  void Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
+               DensePrecision precision = DensePrecision::kFp32) const;
 
   // Given dlogits (B) = dLoss/dlogit, writes dparams (num_params, overwritten) and
   // dinput (B, input_width, overwritten). REQUIRES: the last Forward on *ws was with the
-  // same params, input and B. dinput may be null when the caller needs no input gradient.
+  // same params, input, B and precision. dinput may be null when the caller needs no input
+  // gradient.
   void Backward(const float* params, const float* input, int B, const float* dlogits,
-                Workspace* ws, float* dparams, float* dinput) const;
+                Workspace* ws, float* dparams, float* dinput,
+                DensePrecision precision = DensePrecision::kFp32) const;
 
  private:
   std::vector<int> widths_;      // input, hidden..., 1

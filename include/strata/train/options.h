@@ -13,6 +13,7 @@
 
 #include "strata/common/status.h"
 #include "strata/data/schema.h"
+#include "strata/model/mlp.h"
 #include "strata/model/model_spec.h"
 #include "strata/ssd/ssd_store.h"
 
@@ -33,6 +34,7 @@ struct TrainOptions {
   int workers_per_rank = 1;         // G: GPUs, or virtual devices on the CPU backend
   int threads = 0;                  // 0: cores of this node / ranks of this node
   int batch_size = 1024;            // per worker; the global batch is W x this
+  DensePrecision dense_precision = DensePrecision::kFp32;  // the MLP's products while training
   int64_t pass_examples = 262144;   // examples per pass across the job (AIBox's pass)
   int epochs = 1;
   int eval_every_passes = 0;        // 0: evaluate only at the end

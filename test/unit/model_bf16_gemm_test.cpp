@@ -1,0 +1,123 @@
+// Bf16Gemm (oneDNN, bf16 operands) against a scalar reference on the same bf16-rounded
+// operands, in every transpose and with accumulation; the same bits for 1 and 2 threads;
+// and the Mlp's bf16 forward and backward against its fp32 ones. Skipped, with a message,
+// on a CPU without bf16 instructions.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "model/bf16_gemm.h"
+#include "strata/common/half.h"
+#include "strata/common/partition.h"
+#include "strata/model/mlp.h"
+
+namespace strata {
+namespace {
+
+std::vector<float> Random(uint64_t seed, size_t n) {
+  std::vector<float> v(n);
+  for (size_t k = 0; k < n; ++k) v[k] = static_cast<float>(Mix64(seed * 1000003 + k) >> 40) * 0x1.0p-23f - 1.0f;
+  return v;
+}
+
+double Bf16(float x) { return Bf16ToFloat(FloatToBf16(x)); }
+
+// C (M, N) = op(A) op(B) (+ C0) in double over the bf16-rounded operands.
+std::vector<double> Reference(bool ta, bool tb, int M, int N, int K, const std::vector<float>& A,
+                              const std::vector<float>& B, const std::vector<float>* C0) {
+  std::vector<double> C(static_cast<size_t>(M) * N);
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double s = C0 ? (*C0)[i * N + j] : 0.0;
+      for (int k = 0; k < K; ++k) s += Bf16(ta ? A[k * M + i] : A[i * K + k]) * Bf16(tb ? B[j * K + k] : B[k * N + j]);
+      C[i * N + j] = s;
+    }
+  }
+  return C;
+}
+
+bool SkipWithoutBf16() {
+  if (Bf16Gemm::Supported()) return false;
+  MESSAGE("skipped: this CPU has no bf16 instructions (AVX512-BF16 or AMX)");
+  return true;
+}
+
+TEST_CASE("bf16 gemm: every transpose, with and without accumulation, against a scalar reference") {
+  if (SkipWithoutBf16()) return;
+  Bf16Gemm gemm(1);
+  const int M = 37, N = 19, K = 53;
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      for (int acc = 0; acc < 2; ++acc) {
+        const auto A = Random(1 + ta, static_cast<size_t>(M) * K), B = Random(3 + tb, static_cast<size_t>(K) * N);
+        const auto C0 = Random(5, static_cast<size_t>(M) * N);
+        std::vector<float> C = C0;
+        gemm.Run(ta, tb, M, N, K, A.data(), B.data(), acc, C.data());
+        const auto ref = Reference(ta, tb, M, N, K, A, B, acc ? &C0 : nullptr);
+        INFO("trans_a " << ta << " trans_b " << tb << " accumulate " << acc);
+        for (size_t k = 0; k < C.size(); ++k) CHECK(std::fabs(C[k] - ref[k]) <= 1e-5 * K);
+      }
+    }
+  }
+}
+
+TEST_CASE("bf16 gemm: the same bits whatever the thread count (the MLP's shapes)") {
+  if (SkipWithoutBf16()) return;
+  const int B = 512, in = 429, out = 256;
+  const auto a = Random(7, static_cast<size_t>(B) * in), w = Random(8, static_cast<size_t>(in) * out);
+  const auto dz = Random(9, static_cast<size_t>(B) * out);
+  Bf16Gemm one(1), two(2);
+  struct Product { bool ta, tb; int M, N, K; const float *A, *B; };
+  const Product products[] = {{false, false, B, out, in, a.data(), w.data()},   // forward
+                              {true, false, in, out, B, a.data(), dz.data()},   // weight gradient
+                              {false, true, B, in, out, dz.data(), w.data()}};  // input gradient
+  for (const Product& p : products) {
+    std::vector<float> c1(static_cast<size_t>(p.M) * p.N), c2(c1.size());
+    one.Run(p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c1.data());
+    two.Run(p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c2.data());
+    CHECK(c1 == c2);
+  }
+}
+
+TEST_CASE("bf16 gemm: the Mlp's bf16 forward and backward follow its fp32 ones") {
+  if (SkipWithoutBf16()) return;
+  ModelSpec spec;
+  spec.num_slots = 4;
+  spec.embedding_dim = 8;
+  spec.num_dense = 3;
+  spec.mlp = {32, 16};
+  const Mlp mlp(spec);
+  const int B = 64;
+  std::vector<float> params(mlp.num_params());
+  mlp.InitParams(3, params.data());
+  const auto x = Random(4, static_cast<size_t>(B) * mlp.input_width());
+  const auto c = Random(5, B);
+  std::vector<float> logits[2], dparams[2], dinput[2];
+  for (int p = 0; p < 2; ++p) {
+    const DensePrecision precision = p == 0 ? DensePrecision::kFp32 : DensePrecision::kBf16;
+    auto ws = mlp.MakeWorkspace(B);
+    logits[p].resize(B);
+    dparams[p].resize(params.size());
+    dinput[p].resize(x.size());
+    mlp.Forward(params.data(), x.data(), B, &ws, logits[p].data(), precision);
+    mlp.Backward(params.data(), x.data(), B, c.data(), &ws, dparams[p].data(), dinput[p].data(), precision);
+  }
+  // bf16 keeps 8 bits of mantissa, so each operand is off by up to 2^-9 relative; over a
+  // whole vector the difference stays within a few percent of its norm.
+  auto close = [](const std::vector<float>& f32, const std::vector<float>& b16) {
+    double norm = 0, err = 0;
+    for (size_t k = 0; k < f32.size(); ++k) {
+      norm += static_cast<double>(f32[k]) * f32[k];
+      err += (static_cast<double>(f32[k]) - b16[k]) * (static_cast<double>(f32[k]) - b16[k]);
+    }
+    return norm > 0 && std::sqrt(err / norm) <= 0.05;
+  };
+  CHECK(close(logits[0], logits[1]));
+  CHECK(close(dparams[0], dparams[1]));
+  CHECK(close(dinput[0], dinput[1]));
+  CHECK(logits[0] != logits[1]);  // the bf16 path was taken
+}
+
+}  // namespace
+}  // namespace strata
