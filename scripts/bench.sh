@@ -12,6 +12,9 @@
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order, and of strata-train with bf16 MLP
 #                     products where the CPU has them (skipped when the sample is absent)
+#   models            on the real Criteo (90/10) and Avazu (80/20) samples: eval AUC and
+#                     examples/s of strata-train and its PyTorch twin for --model dnn (Adagrad and
+#                     row-wise Adagrad, with the row's bytes) and deepfm (skipped when absent)
 #   lifecycle         on the real Criteo sample split 90/10 (skipped when it is absent): eval
 #                     AUC, rows and rows evicted at --admit-min-count 0, 2 and 5 with
 #                     --evict-unseen-passes 0 and 5; eval AUC and row bytes (as stored, in
@@ -160,6 +163,54 @@ criteo_split() {
     return 1
   fi
   [ -f "$1/train.tsv" ] || tools/bench/split_sample.sh "$sample" "$1" | sed 's/^/  /'
+}
+
+# ---- section: models --------------------------------------------------------------------------
+
+section_models() {
+  echo "== models: eval AUC of strata-train and of its PyTorch twin (same model, optimizers, global batch"
+  echo "   512; strata on 2 ranks x 256) on the real Criteo sample (90/10) and Avazu sample (80/20), file order"
+  local criteo=$WORK/criteo avazu=$WORK/avazu
+  local avazu_sample="$SHARED_DATA/avazu-ctr-head-sample/avazu_train_head_sample.csv.gz"
+  local -a sets=()
+  criteo_split "$criteo" "models: Criteo" && sets+=(criteo)
+  if [ -f "$avazu_sample" ]; then
+    [ -f "$avazu/train.csv" ] || tools/bench/split_sample.sh --header "$avazu_sample" "$avazu" 80 | sed 's/^/  /'
+    sets+=(avazu)
+  else
+    echo "  skipped Avazu: sample not found at $avazu_sample"
+  fi
+  local set cfg model sparse
+  for set in "${sets[@]}"; do
+    local io shape
+    case $set in
+      criteo) io=(--train "$criteo/train.tsv" --eval "$criteo/eval.tsv"); shape=(--embedding-dim 16 --mlp 512,256,128) ;;
+      avazu) io=(--train "$avazu/train.csv" --eval "$avazu/eval.csv" --schema configs/avazu.schema)
+             shape=(--embedding-dim 16 --mlp 256,128) ;;  # configs/avazu.flags
+    esac
+    printf '  %-8s %-26s %13s %13s %9s %11s %11s\n' "$set" "model, sparse optimizer" "strata AUC" "torch AUC" "diff" "strata ex/s" "torch ex/s"
+    for cfg in "dnn:adagrad" "dnn:rowwise-adagrad" "deepfm:adagrad"; do
+      IFS=: read -r model sparse <<<"$cfg"
+      models_case "$set" "$model" "$sparse"
+    done
+  done
+}
+
+# models_case SET MODEL SPARSE: one strata run and one PyTorch run of MODEL with SPARSE rows
+# on the caller's io and shape; prints a table row and records the AUC difference.
+models_case() {
+  local set=$1 model=$2 sparse=$3
+  local flags=("${shape[@]}" --model "$model" --epochs 1 --sparse-optimizer "$sparse" --dense-optimizer adam
+               --lr-sparse 0.05 --lr-dense 0.001 "${io[@]}")
+  run_strata 2 "$WORK/m.log" "$WORK/m.jsonl" "${flags[@]}" --threads 1 --batch-size 256
+  run_torch "$WORK/mt.log" "${flags[@]}" --batch-size 512 --threads 1
+  local s t
+  s=$(json_field "$WORK/m.jsonl" eval_auc); t=$(torch_field "$WORK/mt.log" eval_auc)
+  local bytes; bytes=$(grep -o "rows of [0-9]* B" "$WORK/m.log" | head -1)
+  printf '  %-8s %-26s %13.5f %13.5f %+9.5f %11.0f %11.0f  (%s)\n' "" "$model, $sparse" "$s" "$t" \
+    "$(awk -v a="$s" -v b="$t" 'BEGIN {print a - b}')" "$(json_field "$WORK/m.jsonl" examples_per_s)" \
+    "$(torch_field "$WORK/mt.log" examples_per_s)" "$bytes"
+  summary_add "models: $set $model $sparse eval AUC strata - torch" "$(awk -v a="$s" -v b="$t" 'BEGIN {printf "%+.5f", a - b}')"
 }
 
 # ---- section: Criteo AUC ----------------------------------------------------------------------
@@ -466,7 +517,7 @@ section_larger_than_memory() {
 
 # ---- main -------------------------------------------------------------------------------------
 
-SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
+SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)
   "section_$s"

@@ -31,6 +31,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   h5::Handle g;
   STRATA_RETURN_IF_ERROR(h5::CreateGroup(file, "model", where, &g));
   const std::string w = where + ": /model";
+  STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "model", ModelKindName(m.kind), w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_slots", H5T_NATIVE_INT, &m.num_slots, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m.num_dense, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m.embedding_dim, w));
@@ -76,6 +77,20 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   return CheckLayers(m, where);
 }
 
+// /model's "model" (absent in older files: dnn, the only model then).
+Status ReadModelKind(hid_t g, const std::string& w, ModelSpec* m) {
+  if (!h5::HasAttr(g, "model")) return Status::OK();
+  std::string name;
+  STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "model", w, &name));
+  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm}) {
+    if (name == ModelKindName(k)) {
+      m->kind = k;
+      return Status::OK();
+    }
+  }
+  return Status::Corruption(w + ": unknown model '" + name + "'");
+}
+
 // The attrs of /model that older files lack (their defaults then hold).
 Status ReadOptionalModelAttrs(hid_t g, const std::string& w, ModelSpec* m) {
   if (h5::HasAttr(g, "mean_slots")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g, "mean_slots", w, &m->mean_slots));
@@ -86,6 +101,7 @@ Status ReadOptionalModelAttrs(hid_t g, const std::string& w, ModelSpec* m) {
                                     std::pair{"evict_unseen_passes", &m->evict_unseen_passes}}) {
     if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_INT, value, w));
   }
+  STRATA_RETURN_IF_ERROR(ReadModelKind(g, w, m));
   if (!h5::HasAttr(g, "row_dtype")) return Status::OK();
   std::string dtype;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "row_dtype", w, &dtype));
@@ -318,6 +334,7 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
     return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");
   };
+  if (c.kind != spec.kind) return differ("--model", ModelKindName(c.kind), ModelKindName(spec.kind));
   if (c.num_slots != spec.num_slots) return differ("slots (--format or --schema)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
   if (c.num_dense != spec.num_dense) return differ("dense features (--format or --schema)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
   if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));

@@ -19,6 +19,7 @@
 #include "strata/common/row.h"
 #include "strata/common/thread_pool.h"
 #include "strata/hbm/hbm_ps.h"
+#include "strata/model/fm.h"
 #include "strata/model/mlp.h"
 #include "strata/model/pooling.h"
 #include "strata/model/optimizer.h"
@@ -91,10 +92,15 @@ class HostHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
     w.logits.resize(B);
     mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data(), precision_);
+    AddInteraction(w.input.data(), B, w.logits.data());
     out->loss_sum = LossAndGrad(w.logits.data(), batch.labels.data(), B, grad_scale, w.logits.data());
     w.dinput.resize(w.input.size());
     mlp_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
                   w.dinput.data(), precision_);
+    if (spec_.kind == ModelKind::kDeepFm) {
+      AddFmGradient(w.input.data(), B, mlp_.input_width(), spec_.num_slots, spec_.embedding_dim, w.logits.data(),
+                    w.dinput.data());
+    }
     ScaleMeanSlots(batch, mean_, spec_.embedding_dim, mlp_.input_width(), w.dinput.data());
     Scatter(batch, w, out);
     return Status::OK();
@@ -111,6 +117,7 @@ class HostHbmPs final : public HbmPs {
     if (B == 0) return Status::OK();
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
     mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, probs);
+    AddInteraction(w.input.data(), B, probs);
     for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));
     return Status::OK();
   }
@@ -159,6 +166,13 @@ class HostHbmPs final : public HbmPs {
   }
 
  private:
+  // The model's terms beside the MLP's logit (--model).
+  void AddInteraction(const float* input, int B, float* logits) const {
+    if (spec_.kind == ModelKind::kDeepFm) {
+      AddFmTerm(input, B, mlp_.input_width(), spec_.num_slots, spec_.embedding_dim, logits);
+    }
+  }
+
   struct Worker {
     Mlp::Workspace ws;
     BatchIndex index;

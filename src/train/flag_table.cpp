@@ -145,6 +145,8 @@ std::vector<FlagDef> ModelFlags() {
   using M = ModelSpec;
   const char* model = "Model";
   return {
+      Words(Flag("model", model, "WORD", "the model above the pooled embeddings: dnn (the MLP) or deepfm (the MLP's logit plus the factorization machine's second-order term over the slots' embeddings; CPU backend)"),
+            &M::kind, {{"dnn", ModelKind::kDnn}, {"deepfm", ModelKind::kDeepFm}}),
       Number(Flag("embedding-dim", model, "N", "embedding width per slot"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
       IntList(Flag("mlp", model, "N,N,...", "hidden layer widths; the output layer (1) is implied"), &M::mlp, Positive()),
       Words(Flag("sparse-optimizer", model, "WORD", "optimizer of the embedding rows"), &M::sparse_optimizer,

@@ -81,6 +81,10 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
   ho.max_batch = o.batch_size;
   std::unique_ptr<HbmPs> inner;
   if (UsesCuda(o)) {
+    if (o.model.kind != ModelKind::kDnn) {
+      return Status::InvalidArgument(std::string("--model ") + ModelKindName(o.model.kind) +
+                                     " is for the CPU backend; the CUDA backend trains --model dnn");
+    }
     STRATA_RETURN_IF_ERROR(NewCudaHbmPs(ho, &inner));
   } else {
     inner = NewHostHbmPs(ho);
@@ -156,9 +160,9 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("{}: {} ranks x {} workers ({} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
+  fmt::print("{}: {} ranks x {} workers ({} model, {} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
              "{} eval lines\n",
-             program, comm.size(), o.workers_per_rank, p.hbm->name(),
+             program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), p.hbm->name(),
              p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),

@@ -61,6 +61,13 @@ sys.exit(0 if a.shape == b.shape and np.abs(a - b).max() <= 1e-5 else 1)
 PY
   rm -rf "$out"
 }
+# same_run DIR A B: runs A and B of run_topology ended with bitwise the same eval logloss and
+# exported rows.
+same_run() {
+  [ "$(json_field "$1/$2.jsonl" eval_logloss)" = "$(json_field "$1/$3.jsonl" eval_logloss)" ] \
+    || die "$3's eval logloss differs from $2's"
+  /usr/bin/python3 test/e2e/compare_rows.py "$1/rows-$2" "$1/rows-$3" 0
+}
 # run_topology DIR NAME RxG [flags...]: strata-train with configs/tiny.flags on R ranks of G
 # workers (one thread each); its log, JSONL and exported rows are named NAME in DIR. Prints
 # the run's eval logloss.

@@ -12,11 +12,6 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 run() {  # NAME TOPOLOGY [flags...]
   run_topology "$dir" "$1" "$2" --pass-examples 6000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" "${@:3}"
 }
-same_run() {  # A B: bitwise the same eval logloss and rows
-  [ "$(json_field "$dir/$1.jsonl" eval_logloss)" = "$(json_field "$dir/$2.jsonl" eval_logloss)" ] \
-    || die "$2's eval logloss differs from $1's"
-  /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-$1" "$dir/rows-$2" 0
-}
 run fp32 1x4 --checkpoint-dir "$dir/ck-fp32"
 run bf16 1x4 --row-dtype bf16 --checkpoint-dir "$dir/ck" --checkpoint-every-passes 1 --keep-checkpoints 10
 grep -q "rows of 56 B with adagrad state, bf16 embeddings" "$dir/bf16.log" \
@@ -24,11 +19,11 @@ grep -q "rows of 56 B with adagrad state, bf16 embeddings" "$dir/bf16.log" \
 for spec in "2x2:2x2" "4x1:4x1" "no-pipeline:2x2 --pipeline off" \
             "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd --ssd-segment-mb 1"; do
   run "bf16-${spec%%:*}" ${spec#*:} --row-dtype bf16
-  same_run bf16 "bf16-${spec%%:*}"
+  same_run "$dir" bf16 "bf16-${spec%%:*}"
 done
 run fp16 1x4 --row-dtype fp16
 run fp16-2x2 2x2 --row-dtype fp16
-same_run fp16 fp16-2x2
+same_run "$dir" fp16 fp16-2x2
 /usr/bin/python3 - "$dir" <<'PY' || die "16-bit rows changed the model more than rounding should"
 import json, sys
 d = sys.argv[1]
@@ -40,7 +35,7 @@ h5ls -v "$dir/ck/ckpt-00000004/rows-0.h5/rows/embedding" | grep -q "Type: *nativ
   || die "the bf16 checkpoint does not store the embedding in 16 bits"
 
 run resumed 2x2 --row-dtype bf16 --resume="$dir/ck/ckpt-00000002"
-same_run bf16 resumed
+same_run "$dir" bf16 resumed
 expect 1 "cannot resume: --row-dtype bf16 in the checkpoint, fp32 now" \
   run refused 2x2 --resume="$dir/ck/ckpt-00000002"
 scores_as_trained "$dir/ck" "$dir/data/eval.tsv" "$dir/bf16.jsonl"

@@ -84,6 +84,8 @@ def parse_args():
     p.add_argument("--train", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--eval", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--schema", help="strata schema file of the input layout (default: Criteo TSV)")
+    p.add_argument("--model", choices=("dnn", "deepfm"), default="dnn",
+                   help="dnn: the MLP; deepfm: plus the FM term over the slots' embeddings")
     p.add_argument("--embedding-dim", type=int, default=16, help="embedding width per slot")
     p.add_argument("--mlp", default="512,256,128", help="hidden widths, comma-separated")
     p.add_argument("--batch-size", type=int, default=1024, help="global batch size")
@@ -216,12 +218,16 @@ def main():
     mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
 
     def logits(rows, x, precision="fp32"):
-        h = torch.cat((emb(rows).reshape(len(rows), -1), x), dim=1)
+        e = emb(rows)
+        h = torch.cat((e.reshape(len(rows), -1), x), dim=1)
         # strata's --dense-precision bf16: the MLP's products in bf16 (autocast), the
         # embeddings, weights and optimizer fp32; evaluation stays fp32.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
             z = mlp(h)
-        return z.float().squeeze(1)
+        z = z.float().squeeze(1)
+        if a.model == "deepfm":  # FM's second-order term over the slots' embeddings
+            z = z + 0.5 * (e.sum(dim=1).pow(2) - e.pow(2).sum(dim=1)).sum(dim=1)
+        return z
 
     if a.sparse_optimizer == "adagrad":
         opt_sparse = torch.optim.Adagrad(emb.parameters(), lr=a.lr_sparse, eps=0.0,

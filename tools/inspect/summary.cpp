@@ -63,8 +63,8 @@ void PrintDense(const ckpt::CheckpointMeta& meta) {
 }
 
 void PrintModel(const ModelSpec& m) {
-  std::printf("model        %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
-              m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
+  std::printf("model        %s: %d slots, %d dense, embedding dim %d, mlp %s; sparse %s (lr %g, rows of %zu B), dense %s (lr %g), seed %llu\n",
+              ModelKindName(m.kind), m.num_slots, m.num_dense, m.embedding_dim, Join(m.mlp).c_str(),
               SparseOptimizerName(m.sparse_optimizer), m.lr_sparse, RowLayoutOf(m).bytes(),
               DenseOptimizerName(m.dense_optimizer), m.lr_dense,
               static_cast<unsigned long long>(m.seed));

@@ -9,7 +9,7 @@
 The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros; a
 mean-pooled multihot slot divides by their count), the
 pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
-then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+plus, for a deepfm model (/model attr model), the FM term over the pooled slots, then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
@@ -84,6 +84,9 @@ class StrataModel(nn.Module):
         self.init_scale = np.float32(model.attrs["init_scale"])
         self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
         self.row_dtype = text_attr(model, "row_dtype", "fp32")
+        self.kind = text_attr(model, "model", "dnn")
+        if self.kind not in ("dnn", "deepfm"):
+            raise ValueError(f"unknown /model attr model {self.kind!r}")
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
         self.schema = strata_schema.Schema(text or strata_schema.CRITEO_SCHEMA, "the checkpoint's input_schema")
@@ -174,7 +177,11 @@ class StrataModel(nn.Module):
             x = layer(x)
             if i + 1 < len(self.layers):
                 x = torch.relu(x)
-        return torch.sigmoid(x.squeeze(1))
+        z = x.squeeze(1)
+        if self.kind == "deepfm":  # model/fm.h: the FM term over the pooled slots
+            e = pooled.view(n, self.num_slots, self.dim)
+            z = z + 0.5 * (e.sum(dim=1).pow(2) - e.pow(2).sum(dim=1)).sum(dim=1)
+        return torch.sigmoid(z)
 
 
 def text_attr(group, name, default):

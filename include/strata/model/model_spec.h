@@ -14,10 +14,15 @@ namespace strata {
 // Widest embedding --embedding-dim accepts.
 constexpr int kMaxEmbeddingDim = 1024;
 
+// The model above the pooled embeddings (--model): dnn, the MLP alone; deepfm, the MLP's
+// logit plus the factorization machine's second-order term over the slots' embeddings.
+enum class ModelKind { kDnn, kDeepFm };
+
 enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam, kFtrl };
 enum class DenseOptimizerKind { kAdam, kSgd };
 
 struct ModelSpec {
+  ModelKind kind = ModelKind::kDnn;
   int num_slots = 26;              // Criteo's categorical columns
   int num_dense = 13;              // Criteo's integer columns
   int embedding_dim = 16;
@@ -65,6 +70,9 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
   }
   return "?";
 }
+
+// The flag and checkpoint name of a model.
+inline const char* ModelKindName(ModelKind k) { return k == ModelKind::kDeepFm ? "deepfm" : "dnn"; }
 
 // The flag and checkpoint name of a dense optimizer.
 inline const char* DenseOptimizerName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }

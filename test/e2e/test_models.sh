@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# --model deepfm (the MLP's logit plus the FM term over the slots' embeddings): 1x4, 4x1,
+# the pipeline off and a small cache over the SSD-PS give bitwise the same eval logloss and
+# rows; a resume on another topology is bitwise the uninterrupted run, and a resume with
+# another --model is refused naming the flag; strata-predict scores as the trainer evaluated
+# and strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses it.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 24000 --eval-rows 4000 --cardinality 20000 --seed 13 >/dev/null
+run() {  # NAME TOPOLOGY [flags...]
+  run_topology "$dir" "$1" "$2" --pass-examples 6000 --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" "${@:3}"
+}
+run dnn 1x4
+run deepfm 1x4 --model deepfm --checkpoint-dir "$dir/ck" --checkpoint-every-passes 1 --keep-checkpoints 10
+grep -q "(deepfm model, host backend" "$dir/deepfm.log" || die_with_log "$dir/deepfm.log" "the start line does not name the deepfm model"
+[ "$(json_field "$dir/deepfm.jsonl" eval_logloss)" != "$(json_field "$dir/dnn.jsonl" eval_logloss)" ] \
+  || die "deepfm's eval logloss is dnn's: the FM term was not used"
+for spec in "4x1:4x1" "no-pipeline:2x2 --pipeline off" \
+            "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd --ssd-segment-mb 1"; do
+  run "deepfm-${spec%%:*}" ${spec#*:} --model deepfm
+  same_run "$dir" deepfm "deepfm-${spec%%:*}"
+done
+run resumed 2x2 --model deepfm --resume="$dir/ck/ckpt-00000002"
+same_run "$dir" deepfm resumed
+expect 1 "cannot resume: --model deepfm in the checkpoint, dnn now" \
+  run refused 2x2 --resume="$dir/ck/ckpt-00000002"
+scores_as_trained "$dir/ck" "$dir/data/eval.tsv" "$dir/deepfm.jsonl"
+echo "ok: strata-predict and strata_torch.py score the deepfm model as the trainer did"
+"$INSPECT" summary "$dir/ck" | grep -q "^model        deepfm:" || die "strata-inspect summary does not name the deepfm model"
+expect 1 "--model deepfm is for the CPU backend" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
+  --train "$dir/data/train.tsv" --model deepfm --device cuda
