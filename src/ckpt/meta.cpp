@@ -5,7 +5,7 @@
 #include "ckpt/file_sync.h"
 #include "ckpt/h5_util.h"
 #include "strata/ckpt/checkpoint.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 #include "strata/ps/admission.h"
 
 namespace strata::ckpt {
@@ -36,6 +36,8 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "num_dense", H5T_NATIVE_INT, &m.num_dense, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "embedding_dim", H5T_NATIVE_INT, &m.embedding_dim, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "cross_layers", H5T_NATIVE_INT, &m.cross_layers, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "cross_rank", H5T_NATIVE_INT, &m.cross_rank, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mean_slots", m.mean_slots, w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseOptimizerName(m.sparse_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseOptimizerName(m.dense_optimizer), w));
@@ -74,6 +76,8 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   if (m.num_slots < 1 || m.num_slots > kMaxColumns) return bad("num_slots " + std::to_string(m.num_slots));
   if (m.num_dense < 0 || m.num_dense > kMaxColumns) return bad("num_dense " + std::to_string(m.num_dense));
   if (m.admit_min_count < 0 || m.admit_min_count > kMaxAdmitMinCount) return bad("admit_min_count " + std::to_string(m.admit_min_count));
+  if (m.cross_layers < 1 || m.cross_layers > kMaxCrossLayers) return bad("cross_layers " + std::to_string(m.cross_layers));
+  if (m.cross_rank < 0 || m.cross_rank > kMaxColumns * kMaxEmbeddingDim) return bad("cross_rank " + std::to_string(m.cross_rank));
   return CheckLayers(m, where);
 }
 
@@ -82,7 +86,7 @@ Status ReadModelKind(hid_t g, const std::string& w, ModelSpec* m) {
   if (!h5::HasAttr(g, "model")) return Status::OK();
   std::string name;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "model", w, &name));
-  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm}) {
+  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm, ModelKind::kDcn}) {
     if (name == ModelKindName(k)) {
       m->kind = k;
       return Status::OK();
@@ -98,7 +102,8 @@ Status ReadOptionalModelAttrs(hid_t g, const std::string& w, ModelSpec* m) {
     if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_FLOAT, value, w));
   }
   for (const auto& [name, value] : {std::pair{"admit_min_count", &m->admit_min_count},
-                                    std::pair{"evict_unseen_passes", &m->evict_unseen_passes}}) {
+                                    std::pair{"evict_unseen_passes", &m->evict_unseen_passes},
+                                    std::pair{"cross_layers", &m->cross_layers}, std::pair{"cross_rank", &m->cross_rank}}) {
     if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_INT, value, w));
   }
   STRATA_RETURN_IF_ERROR(ReadModelKind(g, w, m));
@@ -142,24 +147,51 @@ Status ReadModel(hid_t file, const std::string& where, ModelSpec* m) {
   return CheckModelShape(*m, w);
 }
 
-// /dense/layers/<l>/{weight,bias}: params cut into the MLP's layers, with their shapes.
-// Metadata that ReadMeta would refuse (tests write such files) gets no layer view.
+// The group at `path` under loc ("layers/0"), made with the groups above it when missing.
+Status GroupAt(hid_t loc, const std::string& path, const std::string& where, h5::Handle* group) {
+  h5::Handle parent;
+  hid_t at = loc;
+  size_t begin = 0;
+  for (;;) {
+    const size_t slash = path.find('/', begin);
+    const std::string name = path.substr(begin, slash == std::string::npos ? std::string::npos : slash - begin);
+    h5::Handle next;
+    if (H5Lexists(at, name.c_str(), H5P_DEFAULT) > 0) {
+      STRATA_RETURN_IF_ERROR(h5::OpenGroup(at, name, where, &next));
+    } else {
+      STRATA_RETURN_IF_ERROR(h5::CreateGroup(at, name, where, &next));
+    }
+    if (slash == std::string::npos) {
+      *group = std::move(next);
+      return Status::OK();
+    }
+    parent = std::move(next);
+    at = parent.get();
+    begin = slash + 1;
+  }
+}
+
+// /dense/<block>: params cut into the model's tensors (DenseModel::Blocks), with their
+// shapes: /dense/layers/<l>/{weight (in, out), bias} and, for dcn, /dense/cross/<l>/....
+// Metadata that ReadMeta would refuse (tests write such files) gets no tensor view.
 Status WriteLayers(hid_t dense, const CheckpointMeta& meta, const std::string& where) {
   if (!CheckModelShape(meta.model, where).ok()) return Status::OK();
-  const Mlp mlp(meta.model);
-  if (meta.dense.params.size() != mlp.num_params()) return Status::OK();
-  h5::Handle layers;
-  STRATA_RETURN_IF_ERROR(h5::CreateGroup(dense, "layers", where, &layers));
-  for (int l = 0; l < mlp.num_layers(); ++l) {
+  const DenseModel model(meta.model);
+  if (meta.dense.params.size() != model.num_params()) return Status::OK();
+  for (const ParamBlock& block : model.Blocks()) {
+    const size_t slash = block.name.rfind('/');
+    const std::string w = where + ": /dense/" + block.name;
     h5::Handle group;
-    const std::string w = where + ": /dense/layers/" + std::to_string(l);
-    STRATA_RETURN_IF_ERROR(h5::CreateGroup(layers.get(), std::to_string(l), where, &group));
-    h5::Dataset weight;
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), "weight", H5T_NATIVE_FLOAT, mlp.fan_out(l),
-                                               mlp.fan_in(l), w + "/weight", &weight));
-    STRATA_RETURN_IF_ERROR(weight.Append(meta.dense.params.data() + mlp.weight_offset(l), mlp.fan_in(l)));
-    STRATA_RETURN_IF_ERROR(h5::WriteVector(group.get(), "bias", H5T_NATIVE_FLOAT,
-                                           meta.dense.params.data() + mlp.bias_offset(l), mlp.fan_out(l), w + "/bias"));
+    STRATA_RETURN_IF_ERROR(GroupAt(dense, block.name.substr(0, slash), where, &group));
+    const std::string name = block.name.substr(slash + 1);
+    const float* values = meta.dense.params.data() + block.offset;
+    if (block.rows == 0) {
+      STRATA_RETURN_IF_ERROR(h5::WriteVector(group.get(), name, H5T_NATIVE_FLOAT, values, block.cols, w));
+      continue;
+    }
+    h5::Dataset matrix;
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), name, H5T_NATIVE_FLOAT, block.cols, block.rows, w, &matrix));
+    STRATA_RETURN_IF_ERROR(matrix.Append(values, block.rows));
   }
   return Status::OK();
 }
@@ -191,7 +223,7 @@ Status WriteTables(hid_t file, const CheckpointMeta& meta, const std::string& wh
 
 // The dense vectors hold the model's parameters; Adam's moments as many, or none (sgd).
 Status CheckDenseSizes(const CheckpointMeta& meta, const std::string& where) {
-  const size_t params = Mlp(meta.model).num_params();
+  const size_t params = DenseModel(meta.model).num_params();
   if (meta.dense.params.size() != params) {
     return Status::Corruption(where + ": /dense/params has " + std::to_string(meta.dense.params.size()) +
                               " values, the model in /model has " + std::to_string(params) + " parameters");
@@ -335,6 +367,12 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
     return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");
   };
   if (c.kind != spec.kind) return differ("--model", ModelKindName(c.kind), ModelKindName(spec.kind));
+  if (spec.kind == ModelKind::kDcn && c.cross_layers != spec.cross_layers) {
+    return differ("--cross-layers", std::to_string(c.cross_layers), std::to_string(spec.cross_layers));
+  }
+  if (spec.kind == ModelKind::kDcn && c.cross_rank != spec.cross_rank) {
+    return differ("--cross-rank", std::to_string(c.cross_rank), std::to_string(spec.cross_rank));
+  }
   if (c.num_slots != spec.num_slots) return differ("slots (--format or --schema)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
   if (c.num_dense != spec.num_dense) return differ("dense features (--format or --schema)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
   if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "strata/ckpt/checkpoint.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 
 namespace strata::ckpt {
 namespace {
@@ -18,7 +18,7 @@ void CheckDense(const CheckpointMeta& meta, const std::string& where, std::vecto
     problems->push_back(where + ": /model describes no valid MLP");
     return;
   }
-  const size_t p = Mlp(m).num_params();
+  const size_t p = DenseModel(m).num_params();
   if (meta.dense.params.size() != p) {
     problems->push_back(where + ": /dense/params has " + std::to_string(meta.dense.params.size()) +
                         " floats, the model needs " + std::to_string(p));

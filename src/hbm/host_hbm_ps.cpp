@@ -3,7 +3,7 @@
 // filled by the Stage-in thread, and SwapIn flips an index. The dense parameters have one
 // replica, since every virtual device of a rank shares its memory and all replicas would
 // be identical anyway.
-// Workers' forward/backward run concurrently (one Mlp::Workspace each); the MLP goes
+// Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
 // through OpenBLAS (or oneDNN with --dense-precision bf16), whose own threads are used only
 // when one worker runs at a time.
 #include <cblas.h>
@@ -19,8 +19,7 @@
 #include "strata/common/row.h"
 #include "strata/common/thread_pool.h"
 #include "strata/hbm/hbm_ps.h"
-#include "strata/model/fm.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 #include "strata/model/pooling.h"
 #include "strata/model/optimizer.h"
 
@@ -30,21 +29,21 @@ namespace {
 class HostHbmPs final : public HbmPs {
  public:
   explicit HostHbmPs(const HbmOptions& o)
-      : spec_(o.spec), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), precision_(o.dense_precision), pool_(std::max(1, o.threads)),
-        optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, mlp_.num_params()) {
+      : spec_(o.spec), layout_(RowLayoutOf(o.spec)), model_(o.spec), precision_(o.dense_precision), pool_(std::max(1, o.threads)),
+        optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, model_.num_params()) {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
     // Concurrent workers each take a core; a lone worker lets OpenBLAS (or oneDNN) use them all.
     const int gemm_threads = o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers);
     for (int g = 0; g < o.workers; ++g) {
-      workers_.push_back(Worker{mlp_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}});
+      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}});
     }
-    params_.resize(mlp_.num_params());
-    mlp_.InitParams(spec_.seed, params_.data());
+    params_.resize(model_.num_params());
+    model_.InitParams(spec_.seed, params_.data());
     openblas_set_num_threads(gemm_threads);
   }
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
-  size_t num_dense_params() const override { return mlp_.num_params(); }
+  size_t num_dense_params() const override { return model_.num_params(); }
   std::string name() const override { return "host"; }
 
   Status BeginPass(int pass, size_t expected_keys) override {
@@ -84,24 +83,19 @@ class HostHbmPs final : public HbmPs {
     Worker& w = workers_[worker];
     const int B = batch.num_examples;
     if (B == 0) {
-      out->SetEmpty(mlp_.num_params());
+      out->SetEmpty(model_.num_params());
       return Status::OK();
     }
     out->examples = B;
-    out->dense.resize(mlp_.num_params());
+    out->dense.resize(model_.num_params());
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
     w.logits.resize(B);
-    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data(), precision_);
-    AddInteraction(w.input.data(), B, w.logits.data());
+    model_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data(), precision_);
     out->loss_sum = LossAndGrad(w.logits.data(), batch.labels.data(), B, grad_scale, w.logits.data());
     w.dinput.resize(w.input.size());
-    mlp_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
+    model_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
                   w.dinput.data(), precision_);
-    if (spec_.kind == ModelKind::kDeepFm) {
-      AddFmGradient(w.input.data(), B, mlp_.input_width(), spec_.num_slots, spec_.embedding_dim, w.logits.data(),
-                    w.dinput.data());
-    }
-    ScaleMeanSlots(batch, mean_, spec_.embedding_dim, mlp_.input_width(), w.dinput.data());
+    ScaleMeanSlots(batch, mean_, spec_.embedding_dim, model_.input_width(), w.dinput.data());
     Scatter(batch, w, out);
     return Status::OK();
   }
@@ -116,8 +110,7 @@ class HostHbmPs final : public HbmPs {
     const int B = batch.num_examples;
     if (B == 0) return Status::OK();
     STRATA_RETURN_IF_ERROR(Pool(batch, &w));
-    mlp_.Forward(params_.data(), w.input.data(), B, &w.ws, probs);
-    AddInteraction(w.input.data(), B, probs);
+    model_.Forward(params_.data(), w.input.data(), B, &w.ws, probs);
     for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));
     return Status::OK();
   }
@@ -166,15 +159,8 @@ class HostHbmPs final : public HbmPs {
   }
 
  private:
-  // The model's terms beside the MLP's logit (--model).
-  void AddInteraction(const float* input, int B, float* logits) const {
-    if (spec_.kind == ModelKind::kDeepFm) {
-      AddFmTerm(input, B, mlp_.input_width(), spec_.num_slots, spec_.embedding_dim, logits);
-    }
-  }
-
   struct Worker {
-    Mlp::Workspace ws;
+    DenseModel::Workspace ws;
     BatchIndex index;
     std::vector<float> input;   // (B, input width)
     std::vector<float> dinput;  // (B, input width)
@@ -206,7 +192,7 @@ class HostHbmPs final : public HbmPs {
   // then the dense features.
   Status Pool(const Batch& batch, Worker* w) {
     STRATA_RETURN_IF_ERROR(w->index.Build(batch, [this](uint64_t key) { return Shard(key).Find(key); }));
-    const int dim = spec_.embedding_dim, S = batch.num_slots, in = mlp_.input_width();
+    const int dim = spec_.embedding_dim, S = batch.num_slots, in = model_.input_width();
     const int B = batch.num_examples;
     w->input.assign(static_cast<size_t>(B) * in, 0.0f);
     const auto& ids = w->index.local_ids();
@@ -230,7 +216,7 @@ class HostHbmPs final : public HbmPs {
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
   // (already scaled for mean slots).
   void Scatter(const Batch& batch, const Worker& w, WorkerGrads* out) const {
-    const int dim = spec_.embedding_dim, S = batch.num_slots, in = mlp_.input_width();
+    const int dim = spec_.embedding_dim, S = batch.num_slots, in = model_.input_width();
     out->keys = w.index.keys();
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
@@ -250,7 +236,7 @@ class HostHbmPs final : public HbmPs {
   std::vector<uint8_t> mean_ = MeanSlotFlags(spec_);
   float lr_sparse_ = spec_.lr_sparse;  // scheduled (SetRateFactor)
   RowLayout layout_;
-  Mlp mlp_;
+  DenseModel model_;
   DensePrecision precision_;
   ThreadPool pool_;
   // The active set trains; the standby set is staged by another thread (HbmPs).

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "model/bf16_gemm.h"
 #include "strata/common/partition.h"
+#include "strata/model/gemm.h"
 #include "strata/model/update_math.h"
 
 namespace strata {
@@ -49,18 +49,6 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
     float* row = out + static_cast<size_t>(i) * n;
     for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
   }
-}
-
-// C (M, N) = op(A) op(B) (+ C when accumulate), packed row-major operands as Bf16Gemm's.
-void Gemm(DensePrecision precision, Mlp::Workspace* ws, bool trans_a, bool trans_b, int M, int N, int K,
-          const float* A, const float* B, bool accumulate, float* C) {
-  if (precision == DensePrecision::kBf16) {
-    if (!ws->bf16) ws->bf16 = std::make_shared<Bf16Gemm>(ws->threads);
-    ws->bf16->Run(trans_a, trans_b, M, N, K, A, B, accumulate, C);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
-              1.0f, A, trans_a ? M : K, B, trans_b ? K : N, accumulate ? 1.0f : 0.0f, C, N);
 }
 
 }  // namespace
@@ -104,7 +92,7 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   assert(max_batch >= 1);
   Workspace ws;
   ws.max_batch = max_batch;
-  ws.threads = threads;
+  ws.gemm.threads = threads;
   int widest = 1;
   for (int l = 0; l + 1 < num_layers(); ++l) {
     ws.act.emplace_back(static_cast<size_t>(max_batch) * fan_out(l));
@@ -124,7 +112,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
     const int in = fan_in(l), out = fan_out(l);
     float* h = ws->act[l].data();
     FillBias(params + bias_offset(l), B, out, h);
-    Gemm(precision, ws, false, false, B, out, in, a, params + weight_offset(l), true, h);
+    Gemm(precision, &ws->gemm, false, false, B, out, in, a, params + weight_offset(l), true, h);
     ReluInPlace(h, static_cast<size_t>(B) * out);
     a = h;
   }
@@ -173,10 +161,10 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     const int in = fan_in(l), out = fan_out(l);
     const float* a = layer_input(l);
     const float* w = params + weight_offset(l);
-    Gemm(precision, ws, true, false, in, out, B, a, dz, false, dparams + weight_offset(l));
+    Gemm(precision, &ws->gemm, true, false, in, out, B, a, dz, false, dparams + weight_offset(l));
     float* da = l == 0 ? dinput : spare;
     if (da != nullptr) {
-      Gemm(precision, ws, false, true, B, in, out, dz, w, false, da);
+      Gemm(precision, &ws->gemm, false, true, B, in, out, dz, w, false, da);
     }
     if (l == 0) break;
     ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));

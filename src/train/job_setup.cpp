@@ -16,7 +16,7 @@
 #include "strata/common/row.h"
 #include "strata/data/chunk_reader.h"
 #include "strata/data/input_files.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 #include "train/memory_plan.h"
 #include "train/row_stores.h"
 
@@ -128,7 +128,7 @@ Status CheckOutputDirs(const TrainOptions& o, int rank) {
 // Counted: parameters, Adam's two moments, the reduced gradient and one gradient and one
 // set of activations and their gradients per local worker.
 Status CheckDenseModelFits(const TrainOptions& o) {
-  const Mlp mlp(o.model);
+  const DenseModel model(o.model);
   const double need = DenseModelBytes(o, o.workers_per_rank);
   const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
   if (have <= 0 || need <= have) return Status::OK();
@@ -140,7 +140,7 @@ Status CheckDenseModelFits(const TrainOptions& o) {
   return Status::InvalidArgument(fmt::format(
       "--mlp {} with --batch-size {} and --workers-per-rank {}: the dense model ({} parameters) and its buffers "
       "need {:.1f} GB per rank, more than this machine's {:.1f} GB of memory",
-      widths, o.batch_size, o.workers_per_rank, mlp.num_params(), need / 1e9, have / 1e9));
+      widths, o.batch_size, o.workers_per_rank, model.num_params(), need / 1e9, have / 1e9));
 }
 
 // The backend, the stores, and a pool of one thread per local worker.

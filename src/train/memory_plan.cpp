@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "strata/mem/mem_ps.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 #include "strata/model/optimizer.h"
 #include "strata/ssd/ssd_format.h"
 #include "train/pass_reader.h"
@@ -45,10 +45,13 @@ double BatchBytes(const PassData& pass) {
 }  // namespace
 
 double DenseModelBytes(const TrainOptions& o, int workers) {
-  const Mlp mlp(o.model);
+  const DenseModel model(o.model);
+  const Mlp& mlp = model.mlp();
   double activations = 2.0 * o.batch_size * mlp.input_width();
   for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
-  return 4.0 * ((4.0 + workers) * static_cast<double>(mlp.num_params()) + workers * activations);
+  // dcn: each cross layer keeps its output and its pre-gate product, plus two gradients.
+  if (o.model.kind == ModelKind::kDcn) activations += (2.0 * o.model.cross_layers + 2.0) * o.batch_size * mlp.input_width();
+  return 4.0 * ((4.0 + workers) * static_cast<double>(model.num_params()) + workers * activations);
 }
 
 Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out) {

@@ -18,7 +18,7 @@ base="$dir/ckpt/ckpt-00000001"; full="$dir/ckpt/ckpt-00000002"; delta="$dir/delt
 # Good checkpoints: every subcommand, through LATEST and by name.
 expect 0 "rows +3500 in" "$INSPECT" summary "$dir/ckpt"
 expect 0 "slot 2 +1166 rows" "$INSPECT" summary "$full"
-expect 0 "layer 0 +W \(14, 8\)" "$INSPECT" summary "$full"
+expect 0 "layers/0/weight +\(14, 8\)" "$INSPECT" summary "$full"
 expect 0 "^OK .*3500 rows in 2 rank files" "$INSPECT" verify "$dir/ckpt"
 expect 0 "^OK .*1500 rows" "$INSPECT" verify "$dir/deltas"
 expect 0 "^key +slot" "$INSPECT" top "$full" 5 --by norm

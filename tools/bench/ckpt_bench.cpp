@@ -38,7 +38,7 @@
 
 #include "strata/ckpt/checkpoint.h"
 #include "strata/common/partition.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 #include "strata/store/row_store.h"
 
 namespace {
@@ -196,7 +196,7 @@ ckpt::CheckpointMeta MakeMeta(const Model& m) {
   meta.ranks = kRanks;
   meta.workers = kRanks;
   meta.data_position.assign(kRanks, 0);
-  meta.dense.params.assign(Mlp(m.spec).num_params(), 0.5f);
+  meta.dense.params.assign(DenseModel(m.spec).num_params(), 0.5f);
   meta.dense.m = meta.dense.v = meta.dense.params;
   meta.rank_files.resize(kRanks);
   return meta;

@@ -45,6 +45,7 @@ import numpy as np
 from datetime import datetime
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from strata_layers import CrossNet, fm_term  # noqa: E402
 from strata_schema import CRITEO_SCHEMA, Schema, read_rows  # noqa: E402
 
 
@@ -84,8 +85,11 @@ def parse_args():
     p.add_argument("--train", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--eval", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--schema", help="strata schema file of the input layout (default: Criteo TSV)")
-    p.add_argument("--model", choices=("dnn", "deepfm"), default="dnn",
-                   help="dnn: the MLP; deepfm: plus the FM term over the slots' embeddings")
+    p.add_argument("--model", choices=("dnn", "deepfm", "dcn"), default="dnn",
+                   help="dnn: the MLP; deepfm: plus the FM term over the slots' embeddings; "
+                        "dcn: DCN-v2 cross layers before the MLP")
+    p.add_argument("--cross-layers", type=int, default=3, help="dcn: cross layers")
+    p.add_argument("--cross-rank", type=int, default=0, help="dcn: rank of each layer's matrix (0: full)")
     p.add_argument("--embedding-dim", type=int, default=16, help="embedding width per slot")
     p.add_argument("--mlp", default="512,256,128", help="hidden widths, comma-separated")
     p.add_argument("--batch-size", type=int, default=1024, help="global batch size")
@@ -216,6 +220,8 @@ def main():
         layers += [lin, nn.ReLU()]
         width = h
     mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
+    cross = CrossNet(rows.shape[1] * E + x.shape[1], a.cross_layers, a.cross_rank) if a.model == "dcn" else None
+    dense = nn.ModuleList([mlp] + ([cross] if cross else []))
 
     def logits(rows, x, precision="fp32"):
         e = emb(rows)
@@ -223,11 +229,9 @@ def main():
         # strata's --dense-precision bf16: the MLP's products in bf16 (autocast), the
         # embeddings, weights and optimizer fp32; evaluation stays fp32.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
-            z = mlp(h)
+            z = mlp(cross(h) if cross else h)
         z = z.float().squeeze(1)
-        if a.model == "deepfm":  # FM's second-order term over the slots' embeddings
-            z = z + 0.5 * (e.sum(dim=1).pow(2) - e.pow(2).sum(dim=1)).sum(dim=1)
-        return z
+        return z + fm_term(e) if a.model == "deepfm" else z
 
     if a.sparse_optimizer == "adagrad":
         opt_sparse = torch.optim.Adagrad(emb.parameters(), lr=a.lr_sparse, eps=0.0,
@@ -241,9 +245,9 @@ def main():
     else:
         opt_sparse = torch.optim.SGD(emb.parameters(), lr=a.lr_sparse)
     if a.dense_optimizer == "adam":
-        opt_dense = torch.optim.Adam(mlp.parameters(), lr=a.lr_dense, betas=(0.9, 0.999), eps=1e-8)
+        opt_dense = torch.optim.Adam(dense.parameters(), lr=a.lr_dense, betas=(0.9, 0.999), eps=1e-8)
     else:
-        opt_dense = torch.optim.SGD(mlp.parameters(), lr=a.lr_dense)
+        opt_dense = torch.optim.SGD(dense.parameters(), lr=a.lr_dense)
     loss_fn = nn.BCEWithLogitsLoss()
 
     n, B = len(ytr), a.batch_size

@@ -3,12 +3,15 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "inspect.h"
 #include "strata/ckpt/checkpoint.h"
 #include "strata/ckpt/verify.h"
 #include "strata/common/partition.h"
-#include "strata/model/mlp.h"
+#include "strata/model/dense_model.h"
 
 namespace strata::inspect {
 namespace {
@@ -49,16 +52,14 @@ void PrintDense(const ckpt::CheckpointMeta& meta) {
   std::printf("dense        %zu params, %lld optimizer steps; |m| %.6g |v| %.6g\n", d.params.size(),
               static_cast<long long>(d.steps), Norm(d.m.data(), d.m.size()), Norm(d.v.data(), d.v.size()));
   const ModelSpec& m = meta.model;
-  if (m.mlp_input_width() < 1 || Mlp(m).num_params() != d.params.size()) {
+  if (m.mlp_input_width() < 1 || DenseModel(m).num_params() != d.params.size()) {
     std::printf("  (parameter count does not match the model; run verify)\n");
     return;
   }
-  const Mlp mlp(m);
-  for (int l = 0; l < mlp.num_layers(); ++l) {
-    const size_t w = static_cast<size_t>(mlp.fan_in(l)) * mlp.fan_out(l);
-    std::printf("  layer %d    W (%d, %d) |W| %.6g   b (%d) |b| %.6g\n", l, mlp.fan_in(l), mlp.fan_out(l),
-                Norm(&d.params[mlp.weight_offset(l)], w), mlp.fan_out(l),
-                Norm(&d.params[mlp.bias_offset(l)], mlp.fan_out(l)));
+  for (const ParamBlock& b : DenseModel(m).Blocks()) {
+    const size_t n = static_cast<size_t>(std::max(b.rows, 1)) * b.cols;
+    const std::string shape = b.rows > 0 ? fmt::format("({}, {})", b.rows, b.cols) : fmt::format("({})", b.cols);
+    std::printf("  %-18s %-12s |.| %.6g\n", b.name.c_str(), shape.c_str(), Norm(&d.params[b.offset], n));
   }
 }
 

@@ -9,7 +9,8 @@
 The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros; a
 mean-pooled multihot slot divides by their count), the
 pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
-plus, for a deepfm model (/model attr model), the FM term over the pooled slots, then a sigmoid. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+plus, for a deepfm model (/model attr model), the FM term over the pooled slots, and for a dcn
+model with the cross layers (/dense/cross) before the MLP, then a sigmoid (strata_layers.py). Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
@@ -37,6 +38,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strata_schema  # noqa: E402
+from strata_layers import CrossNet, fm_term  # noqa: E402
 
 
 
@@ -85,7 +87,7 @@ class StrataModel(nn.Module):
         self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
         self.row_dtype = text_attr(model, "row_dtype", "fp32")
         self.kind = text_attr(model, "model", "dnn")
-        if self.kind not in ("dnn", "deepfm"):
+        if self.kind not in ("dnn", "deepfm", "dcn"):
             raise ValueError(f"unknown /model attr model {self.kind!r}")
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
@@ -101,6 +103,11 @@ class StrataModel(nn.Module):
                 linear.weight.copy_(torch.from_numpy(w.T.copy()))
                 linear.bias.copy_(torch.from_numpy(b))
             self.layers.append(linear)
+        self.cross = None
+        if self.kind == "dcn":
+            width = self.layers[0].weight.shape[1]
+            self.cross = CrossNet(width, int(model.attrs["cross_layers"]), int(model.attrs["cross_rank"]))
+            self.cross.load(meta["dense"]["cross"])
         self.num_slots = int(model.attrs["num_slots"])
         self.mean_slots = np.zeros(self.num_slots, dtype=bool)
         mean = model.attrs.get("mean_slots")
@@ -173,14 +180,15 @@ class StrataModel(nn.Module):
             mean = torch.from_numpy(np.tile(self.mean_slots, n)) & (keys > 1)
             pooled[mean] *= (1.0 / keys[mean]).unsqueeze(1)
         x = torch.cat((pooled.view(n, -1), dense), dim=1)
+        if self.cross is not None:
+            x = self.cross(x)
         for i, layer in enumerate(self.layers):
             x = layer(x)
             if i + 1 < len(self.layers):
                 x = torch.relu(x)
         z = x.squeeze(1)
         if self.kind == "deepfm":  # model/fm.h: the FM term over the pooled slots
-            e = pooled.view(n, self.num_slots, self.dim)
-            z = z + 0.5 * (e.sum(dim=1).pow(2) - e.pow(2).sum(dim=1)).sum(dim=1)
+            z = z + fm_term(pooled.view(n, self.num_slots, self.dim))
         return torch.sigmoid(z)
 
 

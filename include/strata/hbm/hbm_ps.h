@@ -26,7 +26,7 @@
 
 #include "strata/common/status.h"
 #include "strata/data/batch.h"
-#include "strata/model/mlp.h"
+#include "strata/model/gemm.h"
 #include "strata/model/model_spec.h"
 
 namespace strata {

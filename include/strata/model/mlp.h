@@ -1,8 +1,7 @@
 // Mlp: the dense tower of the CTR model on the host: input (the sum-pooled embeddings of
 // all slots, slot-major, then the dense features) -> hidden layers with ReLU -> one logit.
-// The matrix products go through CBLAS (OpenBLAS) in fp32, or, when a call asks for
-// DensePrecision::kBf16, through Bf16Gemm (model/bf16_gemm.h: bf16 operands, fp32
-// accumulation and output, oneDNN); the parameters, activations, gradients and the output
+// The matrix products go through Gemm (strata/model/gemm.h): CBLAS in fp32, or, when a
+// call asks for DensePrecision::kBf16, bf16 operands with fp32 accumulation; the parameters, activations, gradients and the output
 // layer's dot products stay fp32 either way. Bias adds, ReLU masks and the bias-gradient
 // column sums are loops. Every row of a batch is computed independently of
 // the others (its logit and its input gradient do not depend on the batch's other rows);
@@ -21,17 +20,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
+#include "strata/model/gemm.h"
 #include "strata/model/model_spec.h"
 
 namespace strata {
-
-class Bf16Gemm;
-
-// The type of the MLP's matrix products' operands (--dense-precision).
-enum class DensePrecision { kFp32, kBf16 };
 
 class Mlp {
  public:
@@ -63,8 +57,7 @@ class Mlp {
     std::vector<std::vector<float>> act;   // hidden layer l: (max_batch, fan_out(l)), post-ReLU
     std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
     std::vector<float> grad_b;             // (max_batch, widest hidden) gradient pong
-    int threads = 1;                       // oneDNN's threads for bf16 products
-    std::shared_ptr<Bf16Gemm> bf16;        // made at the first bf16 product
+    GemmContext gemm;                      // the products' threads and bf16 buffers
   };
   Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 

@@ -13,10 +13,13 @@ namespace strata {
 
 // Widest embedding --embedding-dim accepts.
 constexpr int kMaxEmbeddingDim = 1024;
+// Most cross layers --cross-layers accepts.
+constexpr int kMaxCrossLayers = 16;
 
-// The model above the pooled embeddings (--model): dnn, the MLP alone; deepfm, the MLP's
-// logit plus the factorization machine's second-order term over the slots' embeddings.
-enum class ModelKind { kDnn, kDeepFm };
+// The model above the pooled embeddings (--model; strata/model/dense_model.h): dnn, the MLP
+// alone; deepfm, the MLP's logit plus the factorization machine's second-order term over the
+// slots' embeddings; dcn, DCN-v2's cross layers before the MLP.
+enum class ModelKind { kDnn, kDeepFm, kDcn };
 
 enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam, kFtrl };
 enum class DenseOptimizerKind { kAdam, kSgd };
@@ -27,6 +30,8 @@ struct ModelSpec {
   int num_dense = 13;              // Criteo's integer columns
   int embedding_dim = 16;
   std::vector<int> mlp = {512, 256, 128};  // hidden widths; the output layer (1) is implied
+  int cross_layers = 3;            // dcn: cross layers
+  int cross_rank = 0;              // dcn: rank of each layer's matrix (0: full rank)
   std::vector<int> mean_slots;     // slots pooled by the mean of their keys (ascending); the rest sum
   SparseOptimizerKind sparse_optimizer = SparseOptimizerKind::kAdagrad;
   DenseOptimizerKind dense_optimizer = DenseOptimizerKind::kAdam;
@@ -72,7 +77,13 @@ inline const char* SparseOptimizerName(SparseOptimizerKind k) {
 }
 
 // The flag and checkpoint name of a model.
-inline const char* ModelKindName(ModelKind k) { return k == ModelKind::kDeepFm ? "deepfm" : "dnn"; }
+inline const char* ModelKindName(ModelKind k) {
+  switch (k) {
+    case ModelKind::kDeepFm: return "deepfm";
+    case ModelKind::kDcn: return "dcn";
+    default: return "dnn";
+  }
+}
 
 // The flag and checkpoint name of a dense optimizer.
 inline const char* DenseOptimizerName(DenseOptimizerKind k) { return k == DenseOptimizerKind::kAdam ? "adam" : "sgd"; }

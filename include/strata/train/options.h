@@ -13,7 +13,7 @@
 
 #include "strata/common/status.h"
 #include "strata/data/schema.h"
-#include "strata/model/mlp.h"
+#include "strata/model/gemm.h"
 #include "strata/model/model_spec.h"
 #include "strata/ssd/ssd_store.h"
 
