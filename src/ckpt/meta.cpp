@@ -38,6 +38,7 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mlp", m.mlp, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "cross_layers", H5T_NATIVE_INT, &m.cross_layers, w));
   STRATA_RETURN_IF_ERROR(h5::WriteAttr(g.get(), "cross_rank", H5T_NATIVE_INT, &m.cross_rank, w));
+  STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "bottom_mlp", m.bottom_mlp, w));
   STRATA_RETURN_IF_ERROR(h5::WriteIntArrayAttr(g.get(), "mean_slots", m.mean_slots, w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "sparse_optimizer", SparseOptimizerName(m.sparse_optimizer), w));
   STRATA_RETURN_IF_ERROR(h5::WriteStringAttr(g.get(), "dense_optimizer", DenseOptimizerName(m.dense_optimizer), w));
@@ -56,6 +57,9 @@ Status WriteModel(hid_t file, const ModelSpec& m, const std::string& where) {
 Status CheckLayers(const ModelSpec& m, const std::string& where) {
   for (int width : m.mlp) {
     if (width < 1) return Status::Corruption(where + ": mlp width " + std::to_string(width));
+  }
+  for (int width : m.bottom_mlp) {
+    if (width < 1) return Status::Corruption(where + ": bottom_mlp width " + std::to_string(width));
   }
   for (size_t i = 0; i < m.mean_slots.size(); ++i) {
     const int s = m.mean_slots[i];
@@ -86,7 +90,7 @@ Status ReadModelKind(hid_t g, const std::string& w, ModelSpec* m) {
   if (!h5::HasAttr(g, "model")) return Status::OK();
   std::string name;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "model", w, &name));
-  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm, ModelKind::kDcn}) {
+  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm, ModelKind::kDcn, ModelKind::kDlrm}) {
     if (name == ModelKindName(k)) {
       m->kind = k;
       return Status::OK();
@@ -98,6 +102,7 @@ Status ReadModelKind(hid_t g, const std::string& w, ModelSpec* m) {
 // The attrs of /model that older files lack (their defaults then hold).
 Status ReadOptionalModelAttrs(hid_t g, const std::string& w, ModelSpec* m) {
   if (h5::HasAttr(g, "mean_slots")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g, "mean_slots", w, &m->mean_slots));
+  if (h5::HasAttr(g, "bottom_mlp")) STRATA_RETURN_IF_ERROR(h5::ReadIntArrayAttr(g, "bottom_mlp", w, &m->bottom_mlp));
   for (const auto& [name, value] : FtrlAttrs(m)) {
     if (h5::HasAttr(g, name)) STRATA_RETURN_IF_ERROR(h5::ReadAttr(g, name, H5T_NATIVE_FLOAT, value, w));
   }
@@ -372,6 +377,9 @@ Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   }
   if (spec.kind == ModelKind::kDcn && c.cross_rank != spec.cross_rank) {
     return differ("--cross-rank", std::to_string(c.cross_rank), std::to_string(spec.cross_rank));
+  }
+  if (spec.kind == ModelKind::kDlrm && c.bottom_mlp != spec.bottom_mlp) {
+    return differ("--bottom-mlp", Widths(c.bottom_mlp), Widths(spec.bottom_mlp));
   }
   if (c.num_slots != spec.num_slots) return differ("slots (--format or --schema)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
   if (c.num_dense != spec.num_dense) return differ("dense features (--format or --schema)", std::to_string(c.num_dense), std::to_string(spec.num_dense));

@@ -9,8 +9,28 @@
 
 namespace strata {
 
-DenseModel::DenseModel(const ModelSpec& spec) : spec_(spec), mlp_(spec) {
+namespace {
+
+DotInteraction DotOf(const ModelSpec& spec) {
+  return DotInteraction{spec.num_slots, spec.embedding_dim, spec.mlp_input_width(), spec.num_dense > 0};
+}
+
+// The MLP: over the input row, or over dlrm's interaction.
+Mlp TopOf(const ModelSpec& spec) {
+  if (spec.kind != ModelKind::kDlrm) return Mlp(spec);
+  return Mlp(DotOf(spec).output_width(), spec.mlp, Mlp::Output::kLogit);
+}
+
+}  // namespace
+
+DenseModel::DenseModel(const ModelSpec& spec)
+    : spec_(spec), input_width_(spec.mlp_input_width()), dot_(DotOf(spec)), mlp_(TopOf(spec)) {
   if (spec.kind == ModelKind::kDcn) cross_.emplace(spec.mlp_input_width(), spec.cross_layers, spec.cross_rank);
+  if (spec.kind == ModelKind::kDlrm && spec.num_dense > 0) {
+    std::vector<int> widths = spec.bottom_mlp;
+    widths.push_back(spec.embedding_dim);
+    bottom_.emplace(spec.num_dense, widths, Mlp::Output::kRelu);
+  }
 }
 
 std::vector<ParamBlock> DenseModel::Blocks() const {
@@ -23,12 +43,19 @@ std::vector<ParamBlock> DenseModel::Blocks() const {
   if (cross_) {
     for (ParamBlock& b : cross_->Blocks(mlp_.num_params())) blocks.push_back(std::move(b));
   }
+  for (int l = 0; bottom_ && l < bottom_->num_layers(); ++l) {
+    const std::string prefix = "bottom/" + std::to_string(l) + "/";
+    const size_t base = mlp_.num_params();
+    blocks.push_back({prefix + "weight", base + bottom_->weight_offset(l), bottom_->fan_in(l), bottom_->fan_out(l)});
+    blocks.push_back({prefix + "bias", base + bottom_->bias_offset(l), 0, bottom_->fan_out(l)});
+  }
   return blocks;
 }
 
 void DenseModel::InitParams(uint64_t seed, float* params) const {
   mlp_.InitParams(seed, params);
   if (cross_) cross_->InitParams(seed, params + mlp_.num_params());
+  if (bottom_) bottom_->InitParams(seed ^ 0x626f74746f6dULL, params + mlp_.num_params());  // "bottom"
 }
 
 DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) const {
@@ -38,11 +65,25 @@ DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) cons
     ws.cross = cross_->MakeWorkspace(max_batch);
     ws.dcross.resize(static_cast<size_t>(max_batch) * cross_->width());
   }
+  if (spec_.kind == ModelKind::kDlrm) {
+    const size_t rows = static_cast<size_t>(max_batch);
+    ws.top.resize(rows * mlp_.input_width());
+    ws.dtop.resize(rows * mlp_.input_width());
+  }
+  if (bottom_) {
+    const size_t rows = static_cast<size_t>(max_batch);
+    ws.bottom = bottom_->MakeWorkspace(max_batch, threads);
+    ws.dense.resize(rows * spec_.num_dense);
+    ws.ddense.resize(rows * spec_.num_dense);
+    ws.z.resize(rows * spec_.embedding_dim);
+    ws.dz.resize(rows * spec_.embedding_dim);
+  }
   return ws;
 }
 
 void DenseModel::Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
                          DensePrecision precision) const {
+  if (spec_.kind == ModelKind::kDlrm) return ForwardDlrm(params, input, B, ws, logits, precision);
   const float* x = input;
   if (cross_) x = cross_->Forward(precision, &ws->mlp.gemm, params + mlp_.num_params(), input, B, &ws->cross);
   mlp_.Forward(params, x, B, &ws->mlp, logits, precision);
@@ -53,6 +94,7 @@ void DenseModel::Forward(const float* params, const float* input, int B, Workspa
 
 void DenseModel::Backward(const float* params, const float* input, int B, const float* dlogits, Workspace* ws,
                           float* dparams, float* dinput, DensePrecision precision) const {
+  if (spec_.kind == ModelKind::kDlrm) return BackwardDlrm(params, input, B, dlogits, ws, dparams, dinput, precision);
   if (cross_) {
     const float* x = ws->cross.x.back().data();
     mlp_.Backward(params, x, B, dlogits, &ws->mlp, dparams, ws->dcross.data(), precision);
@@ -65,6 +107,43 @@ void DenseModel::Backward(const float* params, const float* input, int B, const 
   if (spec_.kind == ModelKind::kDeepFm) {
     AddFmGradient(input, B, input_width(), spec_.num_slots, spec_.embedding_dim, dlogits, dinput);
   }
+}
+
+void DenseModel::GatherDense(const float* input, int B, float* dense) const {
+  const int first = spec_.num_slots * spec_.embedding_dim, n = spec_.num_dense;
+  for (int i = 0; i < B; ++i) {
+    std::copy_n(input + static_cast<size_t>(i) * input_width_ + first, n, dense + static_cast<size_t>(i) * n);
+  }
+}
+
+void DenseModel::ScatterDense(const float* ddense, int B, float* dinput) const {
+  const int first = spec_.num_slots * spec_.embedding_dim, n = spec_.num_dense;
+  for (int i = 0; i < B; ++i) {
+    std::copy_n(ddense + static_cast<size_t>(i) * n, n, dinput + static_cast<size_t>(i) * input_width_ + first);
+  }
+}
+
+void DenseModel::ForwardDlrm(const float* params, const float* input, int B, Workspace* ws, float* logits,
+                             DensePrecision precision) const {
+  const float* z = nullptr;
+  if (bottom_) {
+    GatherDense(input, B, ws->dense.data());
+    bottom_->Forward(params + mlp_.num_params(), ws->dense.data(), B, &ws->bottom, ws->z.data(), precision);
+    z = ws->z.data();
+  }
+  dot_.Forward(input, z, B, ws->top.data());
+  mlp_.Forward(params, ws->top.data(), B, &ws->mlp, logits, precision);
+}
+
+void DenseModel::BackwardDlrm(const float* params, const float* input, int B, const float* dlogits, Workspace* ws,
+                              float* dparams, float* dinput, DensePrecision precision) const {
+  mlp_.Backward(params, ws->top.data(), B, dlogits, &ws->mlp, dparams, ws->dtop.data(), precision);
+  std::fill(dinput, dinput + static_cast<size_t>(B) * input_width_, 0.0f);
+  dot_.Backward(input, bottom_ ? ws->z.data() : nullptr, B, ws->dtop.data(), dinput, ws->dz.data());
+  if (!bottom_) return;
+  bottom_->Backward(params + mlp_.num_params(), ws->dense.data(), B, ws->dz.data(), &ws->bottom,
+                    dparams + mlp_.num_params(), ws->ddense.data(), precision);
+  ScatterDense(ws->ddense.data(), B, dinput);
 }
 
 }  // namespace strata

@@ -53,14 +53,16 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
 
 }  // namespace
 
-Mlp::Mlp(const ModelSpec& spec) {
-  assert(spec.mlp_input_width() >= 1);
-  widths_.push_back(spec.mlp_input_width());
-  for (int w : spec.mlp) {
+Mlp::Mlp(const ModelSpec& spec) : Mlp(spec.mlp_input_width(), spec.mlp, Output::kLogit) {}
+
+Mlp::Mlp(int input_width, const std::vector<int>& hidden, Output output) : output_(output) {
+  assert(input_width >= 1 && (output == Output::kLogit || !hidden.empty()));
+  widths_.push_back(input_width);
+  for (int w : hidden) {
     assert(w >= 1);
     widths_.push_back(w);
   }
-  widths_.push_back(1);
+  if (output == Output::kLogit) widths_.push_back(1);
   offsets_.push_back(0);
   for (int l = 0; l < num_layers(); ++l) {
     offsets_.push_back(offsets_.back() + (static_cast<size_t>(fan_in(l)) + 1) * static_cast<size_t>(fan_out(l)));
@@ -94,7 +96,7 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   ws.max_batch = max_batch;
   ws.gemm.threads = threads;
   int widest = 1;
-  for (int l = 0; l + 1 < num_layers(); ++l) {
+  for (int l = 0; l < relu_layers(); ++l) {
     ws.act.emplace_back(static_cast<size_t>(max_batch) * fan_out(l));
     widest = std::max(widest, fan_out(l));
   }
@@ -103,68 +105,70 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   return ws;
 }
 
-void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
+void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws, float* out,
                   DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
   const float* a = input;
-  const int last = num_layers() - 1;
-  for (int l = 0; l < last; ++l) {
-    const int in = fan_in(l), out = fan_out(l);
+  for (int l = 0; l < relu_layers(); ++l) {
+    const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
-    FillBias(params + bias_offset(l), B, out, h);
-    Gemm(precision, &ws->gemm, false, false, B, out, in, a, params + weight_offset(l), true, h);
-    ReluInPlace(h, static_cast<size_t>(B) * out);
+    FillBias(params + bias_offset(l), B, width, h);
+    Gemm(precision, &ws->gemm, false, false, B, width, in, a, params + weight_offset(l), true, h);
+    ReluInPlace(h, static_cast<size_t>(B) * width);
     a = h;
+  }
+  if (output_ == Output::kRelu) {
+    std::memcpy(out, a, static_cast<size_t>(B) * output_width() * sizeof(float));
+    return;
   }
   // Output layer (width 1): logits_i = a_i . w + b, one dot product per row. sgemv would
   // be no faster here and sums rows in an order that depends on B.
+  const int last = num_layers() - 1;
   const int in = fan_in(last);
   const float* w = params + weight_offset(last);
   const float b = params[bias_offset(last)];
   for (int i = 0; i < B; ++i) {
-    logits[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
+    out[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
   }
 }
 
-void Mlp::Backward(const float* params, const float* input, int B, const float* dlogits,
+void Mlp::Backward(const float* params, const float* input, int B, const float* dout,
                    Workspace* ws, float* dparams, float* dinput, DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
   const int last = num_layers() - 1;
   const auto layer_input = [&](int l) { return l == 0 ? input : ws->act[l - 1].data(); };
-
-  // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
-  {
-    const int in = fan_in(last);
-    const float* a = layer_input(last);
-    cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, a, in, dlogits, 1, 0.0f,
-                dparams + weight_offset(last), 1);
-    float db = 0.0f;
-    for (int i = 0; i < B; ++i) db += dlogits[i];
-    dparams[bias_offset(last)] = db;
-  }
-  if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
-    if (dinput != nullptr) OuterProduct(dlogits, params + weight_offset(0), B, fan_in(0), dinput);
-    return;
-  }
-  // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
   float* dz = ws->grad_a.data();
   float* spare = ws->grad_b.data();
-  {
-    const int n = fan_in(last);
-    const float* a = ws->act[last - 1].data();
-    OuterProduct(dlogits, params + weight_offset(last), B, n, dz);
-    ReluMaskAndBiasGrad(a, dz, B, n, dparams + bias_offset(last - 1));
+  if (output_ == Output::kRelu) {
+    // dout is dLoss/d(the last ReLU's output): mask it into that layer's pre-activation.
+    std::memcpy(dz, dout, static_cast<size_t>(B) * output_width() * sizeof(float));
+    ReluMaskAndBiasGrad(ws->act[last].data(), dz, B, fan_out(last), dparams + bias_offset(last));
+  } else {
+    // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
+    const int in = fan_in(last);
+    cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, layer_input(last), in, dout, 1, 0.0f,
+                dparams + weight_offset(last), 1);
+    float db = 0.0f;
+    for (int i = 0; i < B; ++i) db += dout[i];
+    dparams[bias_offset(last)] = db;
+    if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
+      if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput);
+      return;
+    }
+    // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
+    OuterProduct(dout, params + weight_offset(last), B, in, dz);
+    ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1));
   }
-  // Hidden layers top-down: dz holds dLoss/dpre-activation of layer l (B, out), already
+  // ReLU layers top-down: dz holds dLoss/dpre-activation of layer l (B, out), already
   // masked and with its bias gradient written.
-  for (int l = last - 1; l >= 0; --l) {
-    const int in = fan_in(l), out = fan_out(l);
+  for (int l = relu_layers() - 1; l >= 0; --l) {
+    const int in = fan_in(l), width = fan_out(l);
     const float* a = layer_input(l);
     const float* w = params + weight_offset(l);
-    Gemm(precision, &ws->gemm, true, false, in, out, B, a, dz, false, dparams + weight_offset(l));
+    Gemm(precision, &ws->gemm, true, false, in, width, B, a, dz, false, dparams + weight_offset(l));
     float* da = l == 0 ? dinput : spare;
     if (da != nullptr) {
-      Gemm(precision, &ws->gemm, false, true, B, in, out, dz, w, false, da);
+      Gemm(precision, &ws->gemm, false, true, B, in, width, dz, w, false, da);
     }
     if (l == 0) break;
     ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --model deepfm (the MLP's logit plus the FM term over the slots' embeddings) and dcn (DCN-v2
-# cross layers before the MLP, full and low rank): 1x4, 4x1,
+# cross layers before the MLP, full and low rank) and dlrm (bottom MLP, dot interaction): 1x4, 4x1,
 # the pipeline off and a small cache over the SSD-PS give bitwise the same eval logloss and
 # rows; a resume on another topology is bitwise the uninterrupted run, and a resume with
 # another --model is refused naming the flag; strata-predict scores as the trainer evaluated
@@ -49,3 +49,17 @@ same_run "$dir" dcn-low dcn-low-4x1
 scores_as_trained "$dir/ck-low" "$dir/data/eval.tsv" "$dir/dcn-low.jsonl"
 "$INSPECT" summary "$dir/ck-low" | grep -q "cross/1/u  *(221, 4)" || die "strata-inspect summary lacks the low-rank cross tensors"
 echo "ok: dcn, full and low rank: topology independent, resumable, scored alike by strata-predict and strata_torch.py"
+
+# --model dlrm: a bottom MLP of the dense features and the dot interaction before the MLP.
+run dlrm 1x4 --model dlrm --bottom-mlp 16 --checkpoint-dir "$dir/ck-dlrm" --checkpoint-every-passes 1 --keep-checkpoints 10
+for spec in "4x1:4x1" "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd-dlrm --ssd-segment-mb 1"; do
+  run "dlrm-${spec%%:*}" ${spec#*:} --model dlrm --bottom-mlp 16
+  same_run "$dir" dlrm "dlrm-${spec%%:*}"
+done
+run dlrm-resumed 2x2 --model dlrm --bottom-mlp 16 --resume="$dir/ck-dlrm/ckpt-00000002"
+same_run "$dir" dlrm dlrm-resumed
+expect 1 "cannot resume: --bottom-mlp 16 in the checkpoint, 512,256,64 now" \
+  run dlrm-refused 2x2 --model dlrm --resume="$dir/ck-dlrm/ckpt-00000002"
+scores_as_trained "$dir/ck-dlrm" "$dir/data/eval.tsv" "$dir/dlrm.jsonl"
+"$INSPECT" summary "$dir/ck-dlrm" | grep -q "bottom/1/weight  *(16, 8)" || die "strata-inspect summary lacks the bottom MLP"
+echo "ok: dlrm: topology independent, resumable, scored alike by strata-predict and strata_torch.py"

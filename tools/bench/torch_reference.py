@@ -45,7 +45,7 @@ import numpy as np
 from datetime import datetime
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from strata_layers import CrossNet, fm_term  # noqa: E402
+from strata_layers import CrossNet, dot_interaction, fm_term, relu_mlp  # noqa: E402
 from strata_schema import CRITEO_SCHEMA, Schema, read_rows  # noqa: E402
 
 
@@ -85,9 +85,10 @@ def parse_args():
     p.add_argument("--train", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--eval", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--schema", help="strata schema file of the input layout (default: Criteo TSV)")
-    p.add_argument("--model", choices=("dnn", "deepfm", "dcn"), default="dnn",
+    p.add_argument("--model", choices=("dnn", "deepfm", "dcn", "dlrm"), default="dnn",
                    help="dnn: the MLP; deepfm: plus the FM term over the slots' embeddings; "
-                        "dcn: DCN-v2 cross layers before the MLP")
+                        "dcn: DCN-v2 cross layers before the MLP; dlrm: bottom MLP and dot interaction")
+    p.add_argument("--bottom-mlp", default="512,256,64", help="dlrm: hidden widths of the dense features' MLP")
     p.add_argument("--cross-layers", type=int, default=3, help="dcn: cross layers")
     p.add_argument("--cross-rank", type=int, default=0, help="dcn: rank of each layer's matrix (0: full)")
     p.add_argument("--embedding-dim", type=int, default=16, help="embedding width per slot")
@@ -118,6 +119,7 @@ def parse_args():
     a = p.parse_args()
     try:
         a.hidden = [int(w) for w in a.mlp.split(",") if w]
+        a.bottom_hidden = [int(w) for w in a.bottom_mlp.split(",") if w]
     except ValueError:
         p.error(f"--mlp: expected comma-separated integers, got {a.mlp!r}")
     for name in ("embedding_dim", "batch_size", "epochs"):
@@ -210,7 +212,13 @@ def main():
         if a.sparse_optimizer == "ftrl":
             emb.weight.zero_()  # FTRL's weights are a function of z and n, both 0 at first
         emb.weight[0].zero_()
-    layers, width = [], rows.shape[1] * E + x.shape[1]
+    slots, dense_width = rows.shape[1], x.shape[1]
+    layers, width = [], slots * E + dense_width
+    bottom = None
+    if a.model == "dlrm":  # the top MLP reads [z, the pairwise dots of z and the slots]
+        bottom = relu_mlp([dense_width] + a.bottom_hidden + [E]) if dense_width else None
+        vectors = slots + (1 if bottom else 0)
+        width = (E if bottom else 0) + vectors * (vectors - 1) // 2
     for h in a.hidden + [1]:
         lin = nn.Linear(width, h)
         bound = (6.0 / width) ** 0.5
@@ -221,11 +229,14 @@ def main():
         width = h
     mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
     cross = CrossNet(rows.shape[1] * E + x.shape[1], a.cross_layers, a.cross_rank) if a.model == "dcn" else None
-    dense = nn.ModuleList([mlp] + ([cross] if cross else []))
+    dense = nn.ModuleList([mlp] + [m for m in (cross, bottom) if m is not None])
 
     def logits(rows, x, precision="fp32"):
         e = emb(rows)
-        h = torch.cat((e.reshape(len(rows), -1), x), dim=1)
+        if a.model == "dlrm":
+            h = dot_interaction(bottom(x) if bottom else None, e)
+        else:
+            h = torch.cat((e.reshape(len(rows), -1), x), dim=1)
         # strata's --dense-precision bf16: the MLP's products in bf16 (autocast), the
         # embeddings, weights and optimizer fp32; evaluation stays fp32.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):

@@ -7,6 +7,8 @@ the checkpoint loader (strata_torch.py) and the PyTorch reference (tools/bench/t
   cross_net.h): x_{l+1} = x0 * (x_l W_l + b_l) + x_l, W_l [width, width] or U_l [width, rank]
   V_l [rank, width], matrices as strata stores them (x @ W, no transpose); Xavier-uniform init,
   zero biases, as strata's (from torch's generator, so not the same draws).
+- relu_mlp(widths) and dot_interaction(z, e): --model dlrm's bottom MLP of the dense features
+  and its dot interaction, whose output feeds the top MLP.
 """
 import torch
 from torch import nn
@@ -48,3 +50,26 @@ class CrossNet(nn.Module):
                 for j, name in enumerate(names):
                     self.mats[l * per + j].copy_(torch.from_numpy(g[name][...]))
                 b.copy_(torch.from_numpy(g["bias"][...]))
+
+
+def relu_mlp(widths):
+    """DLRM's bottom MLP: Linear + ReLU for each step of widths (the last ReLU too), He-uniform
+    weights and zero biases as strata's Mlp (torch's draws)."""
+    layers = []
+    for fan_in, fan_out in zip(widths, widths[1:]):
+        lin = nn.Linear(fan_in, fan_out)
+        bound = (6.0 / fan_in) ** 0.5
+        with torch.no_grad():
+            lin.weight.uniform_(-bound, bound)
+            lin.bias.zero_()
+        layers += [lin, nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+def dot_interaction(z, e):
+    """--model dlrm's interaction (include/strata/model/dot_interaction.h): the vectors z [N, d]
+    (None without dense features) and e [N, S, d]; returns [z, <v_i, v_j> for i < j]."""
+    v = e if z is None else torch.cat((z.unsqueeze(1), e), dim=1)
+    i, j = torch.triu_indices(v.shape[1], v.shape[1], offset=1)
+    dots = torch.bmm(v, v.transpose(1, 2))[:, i, j]
+    return dots if z is None else torch.cat((z, dots), dim=1)

@@ -10,7 +10,9 @@ The forward is strata's: each slot sum-pools the embeddings of its keys (no key:
 mean-pooled multihot slot divides by their count), the
 pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
 plus, for a deepfm model (/model attr model), the FM term over the pooled slots, and for a dcn
-model with the cross layers (/dense/cross) before the MLP, then a sigmoid (strata_layers.py). Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+model with the cross layers (/dense/cross) before the MLP; a dlrm model's MLP reads the dot
+interaction of its bottom MLP's output (/dense/bottom) and the pooled slots; then a sigmoid
+(strata_layers.py). Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
@@ -38,7 +40,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strata_schema  # noqa: E402
-from strata_layers import CrossNet, fm_term  # noqa: E402
+from strata_layers import CrossNet, dot_interaction, fm_term  # noqa: E402
 
 
 
@@ -87,7 +89,7 @@ class StrataModel(nn.Module):
         self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
         self.row_dtype = text_attr(model, "row_dtype", "fp32")
         self.kind = text_attr(model, "model", "dnn")
-        if self.kind not in ("dnn", "deepfm", "dcn"):
+        if self.kind not in ("dnn", "deepfm", "dcn", "dlrm"):
             raise ValueError(f"unknown /model attr model {self.kind!r}")
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
@@ -97,17 +99,17 @@ class StrataModel(nn.Module):
         layers = meta["dense"]["layers"]
         self.layers = nn.ModuleList()
         for name in sorted(layers, key=int):
-            w, b = layers[name]["weight"][...], layers[name]["bias"][...]
-            linear = nn.Linear(w.shape[0], w.shape[1])
-            with torch.no_grad():
-                linear.weight.copy_(torch.from_numpy(w.T.copy()))
-                linear.bias.copy_(torch.from_numpy(b))
-            self.layers.append(linear)
+            self.layers.append(linear_from(layers[name]))
         self.cross = None
         if self.kind == "dcn":
             width = self.layers[0].weight.shape[1]
             self.cross = CrossNet(width, int(model.attrs["cross_layers"]), int(model.attrs["cross_rank"]))
             self.cross.load(meta["dense"]["cross"])
+        self.bottom = None
+        if self.kind == "dlrm" and "bottom" in meta["dense"]:
+            self.bottom = nn.Sequential()
+            for name in sorted(meta["dense"]["bottom"], key=int):
+                self.bottom.extend([linear_from(meta["dense"]["bottom"][name]), nn.ReLU()])
         self.num_slots = int(model.attrs["num_slots"])
         self.mean_slots = np.zeros(self.num_slots, dtype=bool)
         mean = model.attrs.get("mean_slots")
@@ -180,6 +182,9 @@ class StrataModel(nn.Module):
             mean = torch.from_numpy(np.tile(self.mean_slots, n)) & (keys > 1)
             pooled[mean] *= (1.0 / keys[mean]).unsqueeze(1)
         x = torch.cat((pooled.view(n, -1), dense), dim=1)
+        if self.kind == "dlrm":
+            x = dot_interaction(self.bottom(dense) if self.bottom is not None else None,
+                                pooled.view(n, self.num_slots, self.dim))
         if self.cross is not None:
             x = self.cross(x)
         for i, layer in enumerate(self.layers):
@@ -190,6 +195,16 @@ class StrataModel(nn.Module):
         if self.kind == "deepfm":  # model/fm.h: the FM term over the pooled slots
             z = z + fm_term(pooled.view(n, self.num_slots, self.dim))
         return torch.sigmoid(z)
+
+
+def linear_from(group):
+    """nn.Linear of a checkpoint's {weight (in, out), bias} group."""
+    w = group["weight"][...]
+    linear = nn.Linear(w.shape[0], w.shape[1])
+    with torch.no_grad():
+        linear.weight.copy_(torch.from_numpy(w.T.copy()))
+        linear.bias.copy_(torch.from_numpy(group["bias"][...]))
+    return linear
 
 
 def text_attr(group, name, default):

@@ -1,14 +1,16 @@
-// Mlp: the dense tower of the CTR model on the host: input (the sum-pooled embeddings of
-// all slots, slot-major, then the dense features) -> hidden layers with ReLU -> one logit.
-// The matrix products go through Gemm (strata/model/gemm.h): CBLAS in fp32, or, when a
-// call asks for DensePrecision::kBf16, bf16 operands with fp32 accumulation; the parameters, activations, gradients and the output
-// layer's dot products stay fp32 either way. Bias adds, ReLU masks and the bias-gradient
-// column sums are loops. Every row of a batch is computed independently of
-// the others (its logit and its input gradient do not depend on the batch's other rows);
+// Mlp: a dense tower on the host: input (B, width) -> hidden layers with ReLU -> one logit
+// (Output::kLogit: the CTR tower, whose input is the pooled slots, slot-major, then the
+// dense features, or a model's interaction; strata/model/dense_model.h), or ReLU layers only
+// (Output::kRelu: DLRM's bottom MLP). The matrix products go through Gemm
+// (strata/model/gemm.h): CBLAS in fp32, or, when a call asks for DensePrecision::kBf16,
+// bf16 operands with fp32 accumulation; the parameters, activations, gradients and the
+// output layer's dot products stay fp32 either way. Bias adds, ReLU masks and the
+// bias-gradient column sums are loops. Every row of a batch is computed independently of
+// the others (its output and its input gradient do not depend on the batch's other rows);
 // only the parameter gradients sum over the batch, in row order.
 //
 // Parameter layout: one flat float vector, layer by layer (hidden layers, then the output
-// layer of width 1); layer l with fan-in `in` and fan-out `out` is
+// layer of width 1 for kLogit); layer l with fan-in `in` and fan-out `out` is
 //   W_l: (in, out) floats, row-major   (so forward is X(B,in) * W(in,out), no transpose)
 //   b_l: (out) floats
 // at weight_offset(l) and bias_offset(l). Checkpoints and the CUDA backend use this layout.
@@ -29,12 +31,23 @@ namespace strata {
 
 class Mlp {
  public:
+  // kLogit: hidden ReLU layers, then one linear logit (the CTR tower). kRelu: ReLU layers
+  // only, the last one's output (B, its width) is the result (DLRM's bottom MLP).
+  enum class Output { kLogit, kRelu };
+
+  // The CTR tower of spec: input spec.mlp_input_width(), hidden spec.mlp, a logit.
   // REQUIRES: spec.mlp_input_width() >= 1 and every hidden width >= 1.
   explicit Mlp(const ModelSpec& spec);
+  // REQUIRES: input_width >= 1, every width >= 1, and at least one for kRelu.
+  Mlp(int input_width, const std::vector<int>& hidden, Output output);
 
   int input_width() const { return widths_.front(); }
-  // Hidden layers plus the output layer.
+  // 1 for kLogit; the last layer's width for kRelu.
+  int output_width() const { return widths_.back(); }
+  // Hidden layers plus the output layer (kLogit), or the ReLU layers (kRelu).
   int num_layers() const { return static_cast<int>(widths_.size()) - 1; }
+  // Layers followed by a ReLU: all but the logit.
+  int relu_layers() const { return output_ == Output::kLogit ? num_layers() - 1 : num_layers(); }
   int fan_in(int layer) const { return widths_[layer]; }
   int fan_out(int layer) const { return widths_[layer + 1]; }
   size_t weight_offset(int layer) const { return offsets_[layer]; }
@@ -61,22 +74,24 @@ class Mlp {
   };
   Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 
-  // logits(B) = MLP(input (B, input_width) row-major). REQUIRES: 1 <= B <= ws->max_batch.
+  // out = MLP(input (B, input_width) row-major): logits (B), or (B, output_width) for kRelu.
+  // REQUIRES: 1 <= B <= ws->max_batch.
   // Keeps the activations in *ws for a following Backward on the same input. kBf16
   // REQUIRES Bf16Gemm::Supported().
-  void Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
+  void Forward(const float* params, const float* input, int B, Workspace* ws, float* out,
                DensePrecision precision = DensePrecision::kFp32) const;
 
-  // Given dlogits (B) = dLoss/dlogit, writes dparams (num_params, overwritten) and
+  // Given dout = dLoss/dout (as Forward's out), writes dparams (num_params, overwritten) and
   // dinput (B, input_width, overwritten). REQUIRES: the last Forward on *ws was with the
   // same params, input, B and precision. dinput may be null when the caller needs no input
   // gradient.
-  void Backward(const float* params, const float* input, int B, const float* dlogits,
+  void Backward(const float* params, const float* input, int B, const float* dout,
                 Workspace* ws, float* dparams, float* dinput,
                 DensePrecision precision = DensePrecision::kFp32) const;
 
  private:
-  std::vector<int> widths_;      // input, hidden..., 1
+  Output output_ = Output::kLogit;
+  std::vector<int> widths_;      // input, hidden..., then 1 for kLogit
   std::vector<size_t> offsets_;  // weight_offset per layer, then num_params
 };
 

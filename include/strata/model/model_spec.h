@@ -18,8 +18,9 @@ constexpr int kMaxCrossLayers = 16;
 
 // The model above the pooled embeddings (--model; strata/model/dense_model.h): dnn, the MLP
 // alone; deepfm, the MLP's logit plus the factorization machine's second-order term over the
-// slots' embeddings; dcn, DCN-v2's cross layers before the MLP.
-enum class ModelKind { kDnn, kDeepFm, kDcn };
+// slots' embeddings; dcn, DCN-v2's cross layers before the MLP; dlrm, DLRM's bottom MLP of
+// the dense features and the pairwise dot products of all vectors before the MLP.
+enum class ModelKind { kDnn, kDeepFm, kDcn, kDlrm };
 
 enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam, kFtrl };
 enum class DenseOptimizerKind { kAdam, kSgd };
@@ -32,6 +33,8 @@ struct ModelSpec {
   std::vector<int> mlp = {512, 256, 128};  // hidden widths; the output layer (1) is implied
   int cross_layers = 3;            // dcn: cross layers
   int cross_rank = 0;              // dcn: rank of each layer's matrix (0: full rank)
+  std::vector<int> bottom_mlp = {512, 256, 64};  // dlrm: the dense features' hidden widths; a
+                                                 // last layer to embedding_dim is implied
   std::vector<int> mean_slots;     // slots pooled by the mean of their keys (ascending); the rest sum
   SparseOptimizerKind sparse_optimizer = SparseOptimizerKind::kAdagrad;
   DenseOptimizerKind dense_optimizer = DenseOptimizerKind::kAdam;
@@ -81,6 +84,7 @@ inline const char* ModelKindName(ModelKind k) {
   switch (k) {
     case ModelKind::kDeepFm: return "deepfm";
     case ModelKind::kDcn: return "dcn";
+    case ModelKind::kDlrm: return "dlrm";
     default: return "dnn";
   }
 }
