@@ -15,7 +15,7 @@
 #   models            on the real Criteo (90/10) and Avazu (80/20) samples: eval AUC and
 #                     examples/s of strata-train and its PyTorch twin for --model dnn (Adagrad and
 #                     row-wise Adagrad, with the row's bytes), deepfm, dcn (3 full-rank cross
-#                     layers) and dlrm (bottom MLP 512-256-64-16) (skipped when absent)
+#                     layers), dlrm (bottom MLP 512-256-64-16) and wdl (skipped when absent)
 #   lifecycle         on the real Criteo sample split 90/10 (skipped when it is absent): eval
 #                     AUC, rows and rows evicted at --admit-min-count 0, 2 and 5 with
 #                     --evict-unseen-passes 0 and 5; eval AUC and row bytes (as stored, in
@@ -190,7 +190,7 @@ section_models() {
              shape=(--embedding-dim 16 --mlp 256,128) ;;  # configs/avazu.flags
     esac
     printf '  %-8s %-26s %13s %13s %9s %11s %11s\n' "$set" "model, sparse optimizer" "strata AUC" "torch AUC" "diff" "strata ex/s" "torch ex/s"
-    for cfg in "dnn:adagrad" "dnn:rowwise-adagrad" "deepfm:adagrad" "dcn:adagrad" "dlrm:adagrad"; do
+    for cfg in "dnn:adagrad" "dnn:rowwise-adagrad" "deepfm:adagrad" "dcn:adagrad" "dlrm:adagrad" "wdl:adagrad"; do
       IFS=: read -r model sparse <<<"$cfg"
       models_case "$set" "$model" "$sparse"
     done

@@ -76,7 +76,7 @@ Status CheckModelShape(const ModelSpec& m, const std::string& where) {
   constexpr int kMaxColumns = 1 << 16;
   auto bad = [&](const std::string& what) { return Status::Corruption(where + ": " + what); };
   if (m.embedding_dim < 1 || m.embedding_dim > kMaxEmbeddingDim) return bad("embedding_dim " + std::to_string(m.embedding_dim));
-  if (m.row_dtype != RowDtype::kFp32 && m.embedding_dim % 2 != 0) return bad("16-bit rows of odd embedding_dim");
+  if (m.row_dtype != RowDtype::kFp32 && m.row_dim() % 2 != 0) return bad("16-bit rows of an odd width");
   if (m.num_slots < 1 || m.num_slots > kMaxColumns) return bad("num_slots " + std::to_string(m.num_slots));
   if (m.num_dense < 0 || m.num_dense > kMaxColumns) return bad("num_dense " + std::to_string(m.num_dense));
   if (m.admit_min_count < 0 || m.admit_min_count > kMaxAdmitMinCount) return bad("admit_min_count " + std::to_string(m.admit_min_count));
@@ -90,7 +90,7 @@ Status ReadModelKind(hid_t g, const std::string& w, ModelSpec* m) {
   if (!h5::HasAttr(g, "model")) return Status::OK();
   std::string name;
   STRATA_RETURN_IF_ERROR(h5::ReadStringAttr(g, "model", w, &name));
-  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm, ModelKind::kDcn, ModelKind::kDlrm}) {
+  for (ModelKind k : {ModelKind::kDnn, ModelKind::kDeepFm, ModelKind::kDcn, ModelKind::kDlrm, ModelKind::kWdl}) {
     if (name == ModelKindName(k)) {
       m->kind = k;
       return Status::OK();

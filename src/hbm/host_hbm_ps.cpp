@@ -95,7 +95,7 @@ class HostHbmPs final : public HbmPs {
     w.dinput.resize(w.input.size());
     model_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
                   w.dinput.data(), precision_);
-    ScaleMeanSlots(batch, mean_, spec_.embedding_dim, model_.input_width(), w.dinput.data());
+    ScaleMeanSlots(batch, mean_, spec_.row_dim(), model_.input_width(), w.dinput.data());
     Scatter(batch, w, out);
     return Status::OK();
   }
@@ -116,7 +116,7 @@ class HostHbmPs final : public HbmPs {
   }
 
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
-    const int dim = spec_.embedding_dim;
+    const int dim = spec_.row_dim();
     const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, (n + 1023) / 1024);
     Status missing;
     std::mutex mu;
@@ -192,7 +192,7 @@ class HostHbmPs final : public HbmPs {
   // then the dense features.
   Status Pool(const Batch& batch, Worker* w) {
     STRATA_RETURN_IF_ERROR(w->index.Build(batch, [this](uint64_t key) { return Shard(key).Find(key); }));
-    const int dim = spec_.embedding_dim, S = batch.num_slots, in = model_.input_width();
+    const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
     const int B = batch.num_examples;
     w->input.assign(static_cast<size_t>(B) * in, 0.0f);
     const auto& ids = w->index.local_ids();
@@ -216,7 +216,7 @@ class HostHbmPs final : public HbmPs {
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
   // (already scaled for mean slots).
   void Scatter(const Batch& batch, const Worker& w, WorkerGrads* out) const {
-    const int dim = spec_.embedding_dim, S = batch.num_slots, in = model_.input_width();
+    const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
     out->keys = w.index.keys();
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);

@@ -24,7 +24,7 @@ Mlp TopOf(const ModelSpec& spec) {
 }  // namespace
 
 DenseModel::DenseModel(const ModelSpec& spec)
-    : spec_(spec), input_width_(spec.mlp_input_width()), dot_(DotOf(spec)), mlp_(TopOf(spec)) {
+    : spec_(spec), input_width_(spec.pooled_width()), dot_(DotOf(spec)), mlp_(TopOf(spec)) {
   if (spec.kind == ModelKind::kDcn) cross_.emplace(spec.mlp_input_width(), spec.cross_layers, spec.cross_rank);
   if (spec.kind == ModelKind::kDlrm && spec.num_dense > 0) {
     std::vector<int> widths = spec.bottom_mlp;
@@ -65,7 +65,7 @@ DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) cons
     ws.cross = cross_->MakeWorkspace(max_batch);
     ws.dcross.resize(static_cast<size_t>(max_batch) * cross_->width());
   }
-  if (spec_.kind == ModelKind::kDlrm) {
+  if (spec_.kind == ModelKind::kDlrm || spec_.kind == ModelKind::kWdl) {
     const size_t rows = static_cast<size_t>(max_batch);
     ws.top.resize(rows * mlp_.input_width());
     ws.dtop.resize(rows * mlp_.input_width());
@@ -84,6 +84,7 @@ DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) cons
 void DenseModel::Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,
                          DensePrecision precision) const {
   if (spec_.kind == ModelKind::kDlrm) return ForwardDlrm(params, input, B, ws, logits, precision);
+  if (spec_.kind == ModelKind::kWdl) return ForwardWdl(params, input, B, ws, logits, precision);
   const float* x = input;
   if (cross_) x = cross_->Forward(precision, &ws->mlp.gemm, params + mlp_.num_params(), input, B, &ws->cross);
   mlp_.Forward(params, x, B, &ws->mlp, logits, precision);
@@ -95,6 +96,7 @@ void DenseModel::Forward(const float* params, const float* input, int B, Workspa
 void DenseModel::Backward(const float* params, const float* input, int B, const float* dlogits, Workspace* ws,
                           float* dparams, float* dinput, DensePrecision precision) const {
   if (spec_.kind == ModelKind::kDlrm) return BackwardDlrm(params, input, B, dlogits, ws, dparams, dinput, precision);
+  if (spec_.kind == ModelKind::kWdl) return BackwardWdl(params, B, dlogits, ws, dparams, dinput, precision);
   if (cross_) {
     const float* x = ws->cross.x.back().data();
     mlp_.Backward(params, x, B, dlogits, &ws->mlp, dparams, ws->dcross.data(), precision);
@@ -144,6 +146,41 @@ void DenseModel::BackwardDlrm(const float* params, const float* input, int B, co
   bottom_->Backward(params + mlp_.num_params(), ws->dense.data(), B, ws->dz.data(), &ws->bottom,
                     dparams + mlp_.num_params(), ws->ddense.data(), precision);
   ScatterDense(ws->ddense.data(), B, dinput);
+}
+
+// wdl's input row: per slot the embedding (d) and its wide weight, then the dense features.
+// The MLP reads the embeddings and the dense features; the wide weights sum into the logit.
+void DenseModel::ForwardWdl(const float* params, const float* input, int B, Workspace* ws, float* logits,
+                            DensePrecision precision) const {
+  const int S = spec_.num_slots, d = spec_.embedding_dim, rd = d + 1, deep = mlp_.input_width();
+  for (int i = 0; i < B; ++i) {
+    const float* x = input + static_cast<size_t>(i) * input_width_;
+    float* top = ws->top.data() + static_cast<size_t>(i) * deep;
+    for (int s = 0; s < S; ++s) std::copy_n(x + s * rd, d, top + s * d);
+    std::copy_n(x + S * rd, spec_.num_dense, top + S * d);
+  }
+  mlp_.Forward(params, ws->top.data(), B, &ws->mlp, logits, precision);
+  for (int i = 0; i < B; ++i) {
+    const float* x = input + static_cast<size_t>(i) * input_width_;
+    float wide = 0.0f;
+    for (int s = 0; s < S; ++s) wide += x[s * rd + d];
+    logits[i] += wide;
+  }
+}
+
+void DenseModel::BackwardWdl(const float* params, int B, const float* dlogits, Workspace* ws, float* dparams,
+                             float* dinput, DensePrecision precision) const {
+  const int S = spec_.num_slots, d = spec_.embedding_dim, rd = d + 1, deep = mlp_.input_width();
+  mlp_.Backward(params, ws->top.data(), B, dlogits, &ws->mlp, dparams, ws->dtop.data(), precision);
+  for (int i = 0; i < B; ++i) {
+    const float* g = ws->dtop.data() + static_cast<size_t>(i) * deep;
+    float* dx = dinput + static_cast<size_t>(i) * input_width_;
+    for (int s = 0; s < S; ++s) {
+      std::copy_n(g + s * d, d, dx + s * rd);
+      dx[s * rd + d] = dlogits[i];
+    }
+    std::copy_n(g + S * d, spec_.num_dense, dx + S * rd);
+  }
 }
 
 }  // namespace strata

@@ -19,7 +19,7 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
   const uint64_t base = Mix64(key ^ Mix64(spec.seed ^ 0x726f772d696e6974ULL));  // "row-init"
   const bool zero = spec.sparse_optimizer == SparseOptimizerKind::kFtrl;  // FTRL-proximal: w = z = n = 0
   float emb[kMaxEmbeddingDim];
-  for (int c = 0; c < spec.embedding_dim; ++c) {
+  for (int c = 0; c < spec.row_dim(); ++c) {
     float u = static_cast<float>(Mix64(base + static_cast<uint64_t>(c)) >> 40) * 0x1.0p-24f;
     emb[c] = zero ? 0.0f : spec.init_scale * (2.0f * u - 1.0f);
   }
@@ -35,7 +35,7 @@ void InitRow(const ModelSpec& spec, uint64_t key, uint8_t* row) {
 }
 
 void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* state, const float* grad) {
-  const int dim = spec.embedding_dim;
+  const int dim = spec.row_dim();
   switch (spec.sparse_optimizer) {
     case SparseOptimizerKind::kAdagrad:
       for (int c = 0; c < dim; ++c) AdagradUpdate(&embedding[c], &state[c], grad[c], lr);

@@ -140,10 +140,10 @@ Status CheckCombination(const TrainOptions& o) {
     return Status::InvalidArgument("--init-from and --resume exclude each other (--resume=auto uses --init-from when "
                                    "--checkpoint-dir holds no checkpoint yet)");
   }
-  if (o.model.row_dtype != RowDtype::kFp32 && o.model.embedding_dim % 2 != 0) {
-    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) +
-                                   " needs an even --embedding-dim (" + std::to_string(o.model.embedding_dim) +
-                                   " keeps the optimizer state of a 16-bit row unaligned)");
+  if (o.model.row_dtype != RowDtype::kFp32 && o.model.row_dim() % 2 != 0) {
+    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) + " needs an " +
+                                   (o.model.kind == ModelKind::kWdl ? "odd --embedding-dim with --model wdl (its wide weight makes " : "even --embedding-dim (") +
+                                   std::to_string(o.model.embedding_dim) + " keep the optimizer state of a 16-bit row unaligned)");
   }
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# --model deepfm (the MLP's logit plus the FM term over the slots' embeddings) and dcn (DCN-v2
-# cross layers before the MLP, full and low rank) and dlrm (bottom MLP, dot interaction): 1x4, 4x1,
-# the pipeline off and a small cache over the SSD-PS give bitwise the same eval logloss and
-# rows; a resume on another topology is bitwise the uninterrupted run, and a resume with
-# another --model is refused naming the flag; strata-predict scores as the trainer evaluated
-# and strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses it.
+# --model deepfm (the MLP's logit plus the FM term over the slots' embeddings), dcn (DCN-v2
+# cross layers before the MLP, full and low rank), dlrm (bottom MLP, dot interaction) and wdl
+# (a wide weight a key in its row): 1x4, 4x1, the pipeline off (deepfm) and a small cache
+# over the SSD-PS give bitwise the same eval logloss and rows; a resume on another topology
+# is bitwise the uninterrupted run, and a resume with another --model (or cross shape, or
+# bottom MLP) is refused naming the flag; strata-predict scores as the trainer evaluated and
+# strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses deepfm.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -63,3 +64,15 @@ expect 1 "cannot resume: --bottom-mlp 16 in the checkpoint, 512,256,64 now" \
 scores_as_trained "$dir/ck-dlrm" "$dir/data/eval.tsv" "$dir/dlrm.jsonl"
 "$INSPECT" summary "$dir/ck-dlrm" | grep -q "bottom/1/weight  *(16, 8)" || die "strata-inspect summary lacks the bottom MLP"
 echo "ok: dlrm: topology independent, resumable, scored alike by strata-predict and strata_torch.py"
+
+# --model wdl: a wide weight a key, after its embedding in the row (dim 8: rows of 80 B, not 72).
+run wdl 1x4 --model wdl --checkpoint-dir "$dir/ck-wdl" --checkpoint-every-passes 1 --keep-checkpoints 10
+grep -q "rows of 80 B with adagrad state" "$dir/wdl.log" || die_with_log "$dir/wdl.log" "wdl's rows are not 80 bytes"
+for spec in "4x1:4x1" "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd-wdl --ssd-segment-mb 1"; do
+  run "wdl-${spec%%:*}" ${spec#*:} --model wdl
+  same_run "$dir" wdl "wdl-${spec%%:*}"
+done
+run wdl-resumed 2x2 --model wdl --resume="$dir/ck-wdl/ckpt-00000002"
+same_run "$dir" wdl wdl-resumed
+scores_as_trained "$dir/ck-wdl" "$dir/data/eval.tsv" "$dir/wdl.jsonl"
+echo "ok: wdl: topology independent, resumable, scored alike by strata-predict and strata_torch.py"

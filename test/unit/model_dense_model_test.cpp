@@ -1,5 +1,5 @@
 // DenseModel: the gradients of every model (dnn, deepfm, dcn full and low rank, dlrm with
-// and without dense features) against
+// and without dense features, wdl) against
 // finite differences of its own forward in double-free form (the float forward evaluated at
 // perturbed parameters and inputs, with a step large enough for float); the layout (the MLP
 // first, then the cross layers) and the named tensors checkpoints write.
@@ -94,6 +94,25 @@ TEST_CASE("model: every model's gradients match finite differences") {
   ModelSpec no_dense = SmallSpec(ModelKind::kDlrm, 0);
   no_dense.num_dense = 0;
   CheckGradients(no_dense);
+  CheckGradients(SmallSpec(ModelKind::kWdl, 0));
+}
+
+TEST_CASE("model: wdl's rows hold a wide weight that adds to the logit") {
+  const ModelSpec spec = SmallSpec(ModelKind::kWdl, 0);
+  CHECK(spec.row_dim() == 3);
+  CHECK(RowLayoutOf(spec).dim == 3);
+  const DenseModel model(spec);
+  CHECK(model.input_width() == 3 * 3 + 2);
+  CHECK(model.mlp().input_width() == 3 * 2 + 2);
+  std::vector<float> params(model.num_params());
+  model.InitParams(1, params.data());
+  std::vector<float> x(static_cast<size_t>(model.input_width()), 0.5f);
+  auto ws = model.MakeWorkspace(1);
+  float with = 0, without = 0;
+  model.Forward(params.data(), x.data(), 1, &ws, &with);
+  for (int s = 0; s < 3; ++s) x[s * 3 + 2] = 0.0f;  // the wide weights
+  model.Forward(params.data(), x.data(), 1, &ws, &without);
+  CHECK(with - without == doctest::Approx(1.5f));
 }
 
 TEST_CASE("model: dlrm's MLP reads z and the pairwise dots of z and the slots") {

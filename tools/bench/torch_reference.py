@@ -85,9 +85,10 @@ def parse_args():
     p.add_argument("--train", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--eval", nargs="+", required=True, help="input files (plain or .gz)")
     p.add_argument("--schema", help="strata schema file of the input layout (default: Criteo TSV)")
-    p.add_argument("--model", choices=("dnn", "deepfm", "dcn", "dlrm"), default="dnn",
+    p.add_argument("--model", choices=("dnn", "deepfm", "dcn", "dlrm", "wdl"), default="dnn",
                    help="dnn: the MLP; deepfm: plus the FM term over the slots' embeddings; "
-                        "dcn: DCN-v2 cross layers before the MLP; dlrm: bottom MLP and dot interaction")
+                        "dcn: DCN-v2 cross layers before the MLP; dlrm: bottom MLP and dot interaction; "
+                        "wdl: plus a wide weight a key")
     p.add_argument("--bottom-mlp", default="512,256,64", help="dlrm: hidden widths of the dense features' MLP")
     p.add_argument("--cross-layers", type=int, default=3, help="dcn: cross layers")
     p.add_argument("--cross-rank", type=int, default=0, help="dcn: rank of each layer's matrix (0: full)")
@@ -206,7 +207,8 @@ def main():
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}", flush=True)
 
     E = a.embedding_dim
-    emb = nn.Embedding(num_rows, E, padding_idx=0, sparse=True)
+    # wdl: each row holds the wide weight after the embedding, as strata's rows do.
+    emb = nn.Embedding(num_rows, E + (1 if a.model == "wdl" else 0), padding_idx=0, sparse=True)
     with torch.no_grad():
         emb.weight.uniform_(-a.init_scale, a.init_scale)
         if a.sparse_optimizer == "ftrl":
@@ -233,6 +235,9 @@ def main():
 
     def logits(rows, x, precision="fp32"):
         e = emb(rows)
+        wide = None
+        if a.model == "wdl":
+            wide, e = e[:, :, E].sum(dim=1), e[:, :, :E]
         if a.model == "dlrm":
             h = dot_interaction(bottom(x) if bottom else None, e)
         else:
@@ -242,6 +247,8 @@ def main():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
             z = mlp(cross(h) if cross else h)
         z = z.float().squeeze(1)
+        if wide is not None:
+            z = z + wide
         return z + fm_term(e) if a.model == "deepfm" else z
 
     if a.sparse_optimizer == "adagrad":

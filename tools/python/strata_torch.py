@@ -7,12 +7,12 @@
     probabilities = model(*batch[:3])         # torch.float32 [N]; batch[3] holds the labels
 
 The forward is strata's: each slot sum-pools the embeddings of its keys (no key: zeros; a
-mean-pooled multihot slot divides by their count), the
-pooled slots (slot-major) and the dense features feed the MLP (ReLU between layers, one logit),
-plus, for a deepfm model (/model attr model), the FM term over the pooled slots, and for a dcn
-model with the cross layers (/dense/cross) before the MLP; a dlrm model's MLP reads the dot
-interaction of its bottom MLP's output (/dense/bottom) and the pooled slots; then a sigmoid
-(strata_layers.py). Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+mean-pooled multihot slot divides by their count), the pooled slots (slot-major) and the dense
+features feed the MLP (ReLU between layers, one logit), then a sigmoid. By /model attr model
+(strata_layers.py): deepfm adds the FM term over the pooled slots; dcn puts the cross layers
+(/dense/cross) before the MLP; dlrm's MLP reads the dot interaction of its bottom MLP's output
+(/dense/bottom) and the pooled slots; wdl's rows hold a wide weight after the embedding, which
+pools like it and adds to the logit while the MLP reads the embeddings. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
@@ -83,13 +83,14 @@ class StrataModel(nn.Module):
     def __init__(self, meta, keys, embeddings):
         super().__init__()
         model = meta["model"]
-        self.dim = int(model.attrs["embedding_dim"])
+        self.kind = text_attr(model, "model", "dnn")
+        self.embedding_dim = int(model.attrs["embedding_dim"])
+        self.dim = row_dim(model)  # wdl's rows hold the wide weight after the embedding
         self.seed = int(model.attrs["seed"])
         self.init_scale = np.float32(model.attrs["init_scale"])
         self.admits = int(model.attrs.get("admit_min_count", 0)) > 0
         self.row_dtype = text_attr(model, "row_dtype", "fp32")
-        self.kind = text_attr(model, "model", "dnn")
-        if self.kind not in ("dnn", "deepfm", "dcn", "dlrm"):
+        if self.kind not in ("dnn", "deepfm", "dcn", "dlrm", "wdl"):
             raise ValueError(f"unknown /model attr model {self.kind!r}")
         text = meta.attrs.get("input_schema", b"")
         text = text.decode() if isinstance(text, bytes) else text
@@ -182,6 +183,10 @@ class StrataModel(nn.Module):
             mean = torch.from_numpy(np.tile(self.mean_slots, n)) & (keys > 1)
             pooled[mean] *= (1.0 / keys[mean]).unsqueeze(1)
         x = torch.cat((pooled.view(n, -1), dense), dim=1)
+        if self.kind == "wdl":  # the MLP reads the embeddings; the wide weights sum into the logit
+            slots = pooled.view(n, self.num_slots, self.dim)
+            wide = slots[:, :, self.embedding_dim].sum(dim=1)
+            x = torch.cat((slots[:, :, :self.embedding_dim].reshape(n, -1), dense), dim=1)
         if self.kind == "dlrm":
             x = dot_interaction(self.bottom(dense) if self.bottom is not None else None,
                                 pooled.view(n, self.num_slots, self.dim))
@@ -192,9 +197,16 @@ class StrataModel(nn.Module):
             if i + 1 < len(self.layers):
                 x = torch.relu(x)
         z = x.squeeze(1)
+        if self.kind == "wdl":
+            z = z + wide
         if self.kind == "deepfm":  # model/fm.h: the FM term over the pooled slots
             z = z + fm_term(pooled.view(n, self.num_slots, self.dim))
         return torch.sigmoid(z)
+
+
+def row_dim(model):
+    """Floats of a row's embedding (ModelSpec::row_dim): wdl's rows add the wide weight."""
+    return int(model.attrs["embedding_dim"]) + (1 if text_attr(model, "model", "dnn") == "wdl" else 0)
 
 
 def linear_from(group):
@@ -251,7 +263,7 @@ def load(path):
     ckpt = resolve(path)
     with h5py.File(os.path.join(ckpt, "meta.h5"), "r") as meta:
         dtype = text_attr(meta["model"], "row_dtype", "fp32")
-        dim = int(meta["model"].attrs["embedding_dim"])
+        dim = row_dim(meta["model"])
     keys, embeddings = np.zeros(0, np.uint64), np.zeros((0, dim), np.float32)
     for link in chain(ckpt):
         deleted = [h5py.File(f, "r")["deleted/keys"][...] for f in glob.glob(os.path.join(link, "deleted-*.h5"))]

@@ -5,7 +5,9 @@
 //   dcn:    logit = MLP(CrossNet(x))                       (strata/model/cross_net.h)
 //   dlrm:   logit = MLP(DotInteraction(embeddings, Bottom(dense features)))
 //                                                          (strata/model/dot_interaction.h)
-// where x is an input row (the pooled slots, slot-major, then the dense features). dlrm's
+//   wdl:    logit = MLP(x without the wide weights) + sum over slots of the pooled wide weight
+// where x is an input row (the pooled slots, slot-major, then the dense features; a slot's
+// pooled row is ModelSpec::row_dim wide: wdl's wide weight follows its embedding). dlrm's
 // MLP reads the interaction's output; its Bottom is an Mlp of ReLU layers ending at the
 // embedding width (absent without dense features).
 //
@@ -51,7 +53,7 @@ class DenseModel {
     std::vector<float> dcross;  // dLoss/d(cross output) (max_batch, width)
     Mlp::Workspace bottom;      // dlrm
     std::vector<float> dense, z, dz, ddense;  // dlrm: (max_batch, dense), (max_batch, d) x2, (max_batch, dense)
-    std::vector<float> top, dtop;             // dlrm: the MLP's input and its gradient
+    std::vector<float> top, dtop;             // dlrm, wdl: the MLP's input and its gradient
   };
   Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 
@@ -66,6 +68,10 @@ class DenseModel {
                    DensePrecision precision) const;
   void BackwardDlrm(const float* params, const float* input, int B, const float* dlogits, Workspace* ws,
                     float* dparams, float* dinput, DensePrecision precision) const;
+  void ForwardWdl(const float* params, const float* input, int B, Workspace* ws, float* logits,
+                  DensePrecision precision) const;
+  void BackwardWdl(const float* params, int B, const float* dlogits, Workspace* ws, float* dparams, float* dinput,
+                   DensePrecision precision) const;
   // The dense columns of the input rows, packed (B, num_dense), and back.
   void GatherDense(const float* input, int B, float* dense) const;
   void ScatterDense(const float* ddense, int B, float* dinput) const;

@@ -19,8 +19,10 @@ constexpr int kMaxCrossLayers = 16;
 // The model above the pooled embeddings (--model; strata/model/dense_model.h): dnn, the MLP
 // alone; deepfm, the MLP's logit plus the factorization machine's second-order term over the
 // slots' embeddings; dcn, DCN-v2's cross layers before the MLP; dlrm, DLRM's bottom MLP of
-// the dense features and the pairwise dot products of all vectors before the MLP.
-enum class ModelKind { kDnn, kDeepFm, kDcn, kDlrm };
+// the dense features and the pairwise dot products of all vectors before the MLP; wdl, a wide
+// part (one scalar weight a key, kept in its row after the embedding, summed over the
+// example's keys) added to the MLP's logit.
+enum class ModelKind { kDnn, kDeepFm, kDcn, kDlrm, kWdl };
 
 enum class SparseOptimizerKind { kAdagrad, kSgd, kRowwiseAdagrad, kAdam, kFtrl };
 enum class DenseOptimizerKind { kAdam, kSgd };
@@ -51,19 +53,24 @@ struct ModelSpec {
   int evict_unseen_passes = 0;     // a row not seen for this many passes is removed (0: never)
   RowDtype row_dtype = RowDtype::kFp32;  // the embedding's type in stored rows (common/row.h)
 
+  // Floats a row's embedding holds: the embedding, and wdl's wide weight after it.
+  int row_dim() const { return embedding_dim + (kind == ModelKind::kWdl ? 1 : 0); }
+  // Columns of a pooled input row: each slot's row_dim pooled floats, then the dense features.
+  int pooled_width() const { return num_slots * row_dim() + num_dense; }
+  // Columns of the MLP's input: the slots' embeddings (no wide weight), then the dense features.
   int mlp_input_width() const { return num_slots * embedding_dim + num_dense; }
   bool operator==(const ModelSpec&) const = default;
 };
 
-// Floats of sparse optimizer state a row holds: one a coordinate (Adagrad, and SGD, which
+// Floats of sparse optimizer state a row holds (a coordinate is one of row_dim): one a coordinate (Adagrad, and SGD, which
 // keeps them unread), one a row (row-wise Adagrad: about half the bytes of a row), two a
 // coordinate (FTRL's z and n), or two a coordinate and the row's step count (lazy Adam).
 inline int SparseStateFloats(const ModelSpec& spec) {
   switch (spec.sparse_optimizer) {
     case SparseOptimizerKind::kRowwiseAdagrad: return 1;
-    case SparseOptimizerKind::kAdam: return 2 * spec.embedding_dim + 1;
-    case SparseOptimizerKind::kFtrl: return 2 * spec.embedding_dim;
-    default: return spec.embedding_dim;
+    case SparseOptimizerKind::kAdam: return 2 * spec.row_dim() + 1;
+    case SparseOptimizerKind::kFtrl: return 2 * spec.row_dim();
+    default: return spec.row_dim();
   }
 }
 
@@ -85,6 +92,7 @@ inline const char* ModelKindName(ModelKind k) {
     case ModelKind::kDeepFm: return "deepfm";
     case ModelKind::kDcn: return "dcn";
     case ModelKind::kDlrm: return "dlrm";
+    case ModelKind::kWdl: return "wdl";
     default: return "dnn";
   }
 }
@@ -95,7 +103,7 @@ inline const char* DenseOptimizerName(DenseOptimizerKind k) { return k == DenseO
 // The layout of the stored rows of a model (common/row.h); the HBM-PS computes on the
 // same layout with RowDtype::kFp32.
 inline RowLayout RowLayoutOf(const ModelSpec& spec) {
-  return RowLayout(spec.embedding_dim, SparseStateFloats(spec), spec.row_dtype);
+  return RowLayout(spec.row_dim(), SparseStateFloats(spec), spec.row_dtype);
 }
 
 }  // namespace strata

@@ -86,7 +86,7 @@ class ShardServer {
   ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd = nullptr);
 
   size_t row_bytes() const { return row_bytes_; }
-  int dim() const { return model_.embedding_dim; }
+  int dim() const { return model_.row_dim(); }
   // Whether announcing a pass's keys ahead of its pull helps (a MEM-PS can pin them).
   bool caches() const { return mem_ != nullptr; }
 
