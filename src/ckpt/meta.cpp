@@ -1,6 +1,8 @@
 // meta.h5: writing, reading and the resume compatibility check (layout in ckpt/format.h).
 #include <array>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "ckpt/file_sync.h"
 #include "ckpt/h5_util.h"
@@ -365,31 +367,45 @@ Status ReadMeta(const std::string& ckpt_path, CheckpointMeta* meta) {
   return ReadTables(file.get(), path, meta);
 }
 
+namespace {
+
+// A setting a resume must keep: its flag, its value in the checkpoint and now, as text;
+// `applies` is false where the model does not use it.
+struct ResumeField {
+  const char* flag;
+  std::string then, now;
+  bool applies = true;
+};
+
+std::vector<ResumeField> ResumeFields(const ModelSpec& c, const ModelSpec& s) {
+  using std::to_string;
+  return {
+      {"--model", ModelKindName(c.kind), ModelKindName(s.kind)},
+      {"--cross-layers", to_string(c.cross_layers), to_string(s.cross_layers), s.kind == ModelKind::kDcn},
+      {"--cross-rank", to_string(c.cross_rank), to_string(s.cross_rank), s.kind == ModelKind::kDcn},
+      {"--bottom-mlp", Widths(c.bottom_mlp), Widths(s.bottom_mlp), s.kind == ModelKind::kDlrm},
+      {"slots (--format or --schema)", to_string(c.num_slots), to_string(s.num_slots)},
+      {"dense features (--format or --schema)", to_string(c.num_dense), to_string(s.num_dense)},
+      {"--seed", to_string(c.seed), to_string(s.seed)},
+      {"--embedding-dim", to_string(c.embedding_dim), to_string(s.embedding_dim)},
+      {"--mlp", Widths(c.mlp), Widths(s.mlp)},
+      {"mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(s.mean_slots)},
+      {"--row-dtype", RowDtypeName(c.row_dtype), RowDtypeName(s.row_dtype)},
+      {"--sparse-optimizer", SparseOptimizerName(c.sparse_optimizer), SparseOptimizerName(s.sparse_optimizer)},
+      {"--dense-optimizer", DenseOptimizerName(c.dense_optimizer), DenseOptimizerName(s.dense_optimizer)},
+  };
+}
+
+}  // namespace
+
 Status CheckCompatible(const CheckpointMeta& meta, const ModelSpec& spec) {
   if (meta.kind == Kind::kDelta) return Status::InvalidArgument("cannot resume from a delta export; name a checkpoint");
-  const ModelSpec& c = meta.model;
-  auto differ = [](const std::string& flag, const std::string& then, const std::string& now) {
-    return Status::InvalidArgument("cannot resume: " + flag + " " + then + " in the checkpoint, " + now + " now");
-  };
-  if (c.kind != spec.kind) return differ("--model", ModelKindName(c.kind), ModelKindName(spec.kind));
-  if (spec.kind == ModelKind::kDcn && c.cross_layers != spec.cross_layers) {
-    return differ("--cross-layers", std::to_string(c.cross_layers), std::to_string(spec.cross_layers));
+  for (const ResumeField& f : ResumeFields(meta.model, spec)) {
+    if (f.applies && f.then != f.now) {
+      return Status::InvalidArgument("cannot resume: " + std::string(f.flag) + " " + f.then + " in the checkpoint, " +
+                                     f.now + " now");
+    }
   }
-  if (spec.kind == ModelKind::kDcn && c.cross_rank != spec.cross_rank) {
-    return differ("--cross-rank", std::to_string(c.cross_rank), std::to_string(spec.cross_rank));
-  }
-  if (spec.kind == ModelKind::kDlrm && c.bottom_mlp != spec.bottom_mlp) {
-    return differ("--bottom-mlp", Widths(c.bottom_mlp), Widths(spec.bottom_mlp));
-  }
-  if (c.num_slots != spec.num_slots) return differ("slots (--format or --schema)", std::to_string(c.num_slots), std::to_string(spec.num_slots));
-  if (c.num_dense != spec.num_dense) return differ("dense features (--format or --schema)", std::to_string(c.num_dense), std::to_string(spec.num_dense));
-  if (c.seed != spec.seed) return differ("--seed", std::to_string(c.seed), std::to_string(spec.seed));
-  if (c.embedding_dim != spec.embedding_dim) return differ("--embedding-dim", std::to_string(c.embedding_dim), std::to_string(spec.embedding_dim));
-  if (c.mlp != spec.mlp) return differ("--mlp", Widths(c.mlp), Widths(spec.mlp));
-  if (c.mean_slots != spec.mean_slots) return differ("mean-pooled slots (--schema)", Widths(c.mean_slots), Widths(spec.mean_slots));
-  if (c.row_dtype != spec.row_dtype) return differ("--row-dtype", RowDtypeName(c.row_dtype), RowDtypeName(spec.row_dtype));
-  if (c.sparse_optimizer != spec.sparse_optimizer) return differ("--sparse-optimizer", SparseOptimizerName(c.sparse_optimizer), SparseOptimizerName(spec.sparse_optimizer));
-  if (c.dense_optimizer != spec.dense_optimizer) return differ("--dense-optimizer", DenseOptimizerName(c.dense_optimizer), DenseOptimizerName(spec.dense_optimizer));
   return Status::OK();
 }
 

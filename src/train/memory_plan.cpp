@@ -49,8 +49,10 @@ double DenseModelBytes(const TrainOptions& o, int workers) {
   const Mlp& mlp = model.mlp();
   double activations = 2.0 * o.batch_size * mlp.input_width();
   for (int l = 0; l < mlp.num_layers(); ++l) activations += 2.0 * o.batch_size * mlp.fan_out(l);
-  // dcn: each cross layer keeps its output and its pre-gate product, plus two gradients.
+  // dcn: each cross layer keeps its output and its pre-gate product, plus two gradients;
+  // dlrm and wdl: the MLP's input is built apart from the pooled row, with its gradient.
   if (o.model.kind == ModelKind::kDcn) activations += (2.0 * o.model.cross_layers + 2.0) * o.batch_size * mlp.input_width();
+  if (o.model.kind == ModelKind::kDlrm || o.model.kind == ModelKind::kWdl) activations += 2.0 * o.batch_size * mlp.input_width();
   return 4.0 * ((4.0 + workers) * static_cast<double>(model.num_params()) + workers * activations);
 }
 
