@@ -12,6 +12,11 @@
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order, and of strata-train with bf16 MLP
 #                     products where the CPU has them (skipped when the sample is absent)
+#   mpi               MPI bytes a training job sends (every rank, every communicator) per
+#                     example on 2 and 4 ranks, against the least any design must move: each
+#                     pass's distinct remote keys asked and their rows answered once, each row
+#                     home once, each step's distinct remote gradients once each way, and a
+#                     ring all-reduce of the dense gradient (ParamExchange's lower bound)
 #   models            on the real Criteo (90/10) and Avazu (80/20) samples: eval AUC and
 #                     examples/s of strata-train and its PyTorch twin for --model dnn (Adagrad and
 #                     row-wise Adagrad, with the row's bytes), deepfm, dcn (3 full-rank cross
@@ -164,6 +169,29 @@ criteo_split() {
     return 1
   fi
   [ -f "$1/train.tsv" ] || tools/bench/split_sample.sh "$sample" "$1" | sed 's/^/  /'
+}
+
+# ---- section: mpi ------------------------------------------------------------------------------
+
+section_mpi() {
+  echo "== MPI bytes of training against their lower bound: synthetic Criteo-shaped data, dim 16, MLP"
+  echo "   512-256-128, global batch 4096, passes of 50000 examples; 2 and 4 ranks of 1 worker (bytes are"
+  echo "   deterministic, so oversubscribed ranks are fine)"
+  local data=$WORK/synthetic-mpi np
+  "$DATAGEN" --out-dir "$data" --train-rows "${BENCH_TRAIN_ROWS:-200000}" --eval-rows 1000 \
+    --cardinality "${BENCH_CARDINALITY:-50000}" --seed 11 | sed 's/^/  datagen: /'
+  for np in 2 4; do
+    run_strata "$np" "$WORK/mpi.log" "$WORK/mpi.jsonl" --embedding-dim 16 --mlp 512,256,128 --threads 1 \
+      --batch-size $((4096 / np)) --pass-examples 50000 --train "$data/train.tsv"
+    local sent bound examples
+    sent=$(json_field "$WORK/mpi.jsonl" mpi_bytes_job)
+    bound=$(json_field "$WORK/mpi.jsonl" mpi_bytes_lower_bound)
+    examples=$(json_field "$WORK/mpi.jsonl" examples)
+    printf '  %d ranks: %9.1f bytes/example sent, lower bound %9.1f bytes/example: %.2fx\n' "$np" \
+      "$(awk -v b="$sent" -v e="$examples" 'BEGIN {print b / e}')" \
+      "$(awk -v b="$bound" -v e="$examples" 'BEGIN {print b / e}')" "$(ratio "$sent" "$bound")"
+    summary_add "MPI bytes / lower bound, $np ranks (goal <= 1.2)" "$(ratio "$sent" "$bound")"
+  done
 }
 
 # ---- section: models --------------------------------------------------------------------------
@@ -518,7 +546,7 @@ section_larger_than_memory() {
 
 # ---- main -------------------------------------------------------------------------------------
 
-SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
+SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc mpi models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)
   "section_$s"

@@ -212,6 +212,8 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
     if (local.ok() && admission.on()) admission.Decide(asked[r].data(), slots, fresh.data(), n, pairs + 2 * n, row_bytes_);
     for (size_t i = 0; i < n; ++i) {
       pairs[2 * i] = ReturnerOf(*routing, slots[i]) == static_cast<int>(r) && !admission.pending(slots[i]);
+      // The lower bound's row home: from a rank other than this owner, once a key.
+      if (pairs[2 * i] && static_cast<int>(r) != comm_->rank()) lower_bound_bytes_ += row_bytes_;
       pairs[2 * i + 1] = held[i];
     }
     slots += n;
@@ -235,11 +237,12 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   told.clear();
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
   STRATA_RETURN_IF_ERROR(served);
-
+  const std::vector<size_t>& begin = routing->owner_begin_;
+  const size_t own = begin[comm_->rank() + 1] - begin[comm_->rank()];
+  lower_bound_bytes_ += (keys.size() - own) * (sizeof(uint64_t) + row_bytes_);
   routing->pass_ = pass;
   routing->returner_.resize(keys.size());
   held->resize(keys.size());
-  const std::vector<size_t>& begin = routing->owner_begin_;
   for (size_t r = 0; r < recv.size(); ++r) {
     const auto* pairs = reinterpret_cast<const uint8_t*>(recv[r].data());
     for (size_t j = 0; j < begin[r + 1] - begin[r]; ++j) {
@@ -305,11 +308,26 @@ void ParamExchange::SendSums(const PassRouting& routing) {
   }
 }
 
+size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers) {
+  const int ranks = comm_->size();
+  size_t n = 0;
+  for (const SparseGradView& v : workers) n += v.n;
+  touched_.Reset(n);
+  size_t remote = 0;
+  for (const SparseGradView& v : workers) {
+    for (size_t i = 0; i < v.n; ++i) {
+      if (OwnerRank(v.keys[i], ranks) != comm_->rank() && touched_.Insert(v.keys[i]).second) ++remote;
+    }
+  }
+  return remote;
+}
+
 Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
   const int ranks = comm_->size();
   const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + grad_bytes);
   const size_t record = sizeof(uint64_t) + sizeof(uint32_t) + grad_bytes;
   send_.assign(ranks, std::string());
   for (const SparseGradView& v : workers) {
@@ -427,6 +445,7 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
   std::vector<std::string> parts;
   STRATA_RETURN_IF_ERROR(comm_->AllGather(part, &parts));
   for (int r = 0; r < ranks; ++r) std::memcpy(sum + slice_begin(r), parts[r].data(), parts[r].size());
+  lower_bound_bytes_ += 2 * (static_cast<uint64_t>(ranks) - 1) * n_ * sizeof(float) / static_cast<uint64_t>(ranks);
   return Status::OK();
 }
 

@@ -77,6 +77,13 @@ Status PassPipeline::StartThreads() {
 
 PassPipeline::~PassPipeline() { Stop(); }
 
+PassPipeline::Wire PassPipeline::WireBytes() const {
+  Wire w;
+  for (const auto* comm : {read_comm_.get(), pull_comm_.get(), stage_comm_.get()}) w.sent += comm ? comm->bytes_sent() : 0;
+  for (const auto* exchange : {exchange_.get(), read_exchange_.get()}) w.lower_bound += exchange ? exchange->lower_bound_bytes() : 0;
+  return w;
+}
+
 PassData PassPipeline::Next() {
   PassData p;
   if (threaded_) {

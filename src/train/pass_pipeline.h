@@ -62,6 +62,13 @@ class PassPipeline {
   // through the stage communicators' stop agreement).
   void Stop();
 
+  // After Stop: the bytes this rank's stages sent over MPI, and their share of the lower
+  // bound (ParamExchange::lower_bound_bytes).
+  struct Wire {
+    uint64_t sent = 0, lower_bound = 0;
+  };
+  Wire WireBytes() const;
+
  private:
   PassPipeline(const TrainOptions& options, const ShardPlan& plan, Comm* world, ShardServer* server,
                HbmPs* hbm, bool threaded);

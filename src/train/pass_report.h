@@ -23,6 +23,8 @@ struct JobTotals {
   double wall_s = 0;
   int ranks = 1, workers = 1;
   int64_t planned_dram_bytes = 0;  // this rank's memory plan (train/memory_plan.h)
+  int64_t mpi_bytes_train = 0;     // this rank's MPI bytes sent in training, every communicator
+  int64_t mpi_lower_bound = 0;     // this rank's share of their lower bound (ParamExchange)
 };
 
 class PassReporter {

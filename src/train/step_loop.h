@@ -28,6 +28,9 @@ class StepLoop {
   // loss.
   Status Run(const PassData& pass, int64_t first_step, int64_t* examples, double* loss_sum);
 
+  // The dense reduction's share of the lower bound of MPI bytes (DenseReducer).
+  uint64_t dense_lower_bound_bytes() const { return dense_.lower_bound_bytes(); }
+
  private:
   Status ComputeAll(const PassData& pass, int64_t step);
   Status Apply(const PassRouting& routing, int64_t* examples, double* loss_sum);

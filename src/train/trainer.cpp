@@ -56,7 +56,11 @@ class Job {
     STRATA_RETURN_IF_ERROR(PassPipeline::StartTraining(o_, parts_.train_plan, comm_, parts_.server.get(),
                                                        parts_.hbm.get(), Position(), o_.pipeline, &pipeline));
     Status st = TrainAll(pipeline.get());
-    pipeline.reset();     // stops the stages and frees what they held
+    pipeline->Stop();
+    const PassPipeline::Wire stages = pipeline->WireBytes();
+    train_wire_ = {comm_->bytes_sent() + stages.sent,
+                   exchange_->lower_bound_bytes() + steps_->dense_lower_bound_bytes() + stages.lower_bound};
+    pipeline.reset();     // frees what the stages held
     ReturnFreedMemory();  // so the final checkpoint and evaluation reuse it (14 MB off the
                           // peak RSS of the Criteo-sized larger-than-memory bench)
     STRATA_RETURN_IF_ERROR(st);
@@ -197,6 +201,8 @@ class Job {
     t.ranks = comm_->size();
     t.workers = parts_.workers;
     t.planned_dram_bytes = parts_.planned_dram_bytes;
+    t.mpi_bytes_train = static_cast<int64_t>(train_wire_.sent);
+    t.mpi_lower_bound = static_cast<int64_t>(train_wire_.lower_bound);
     uint64_t stored = 0;
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.server->NumKeys(&stored)));
     int64_t keys[1] = {static_cast<int64_t>(stored)};
@@ -216,6 +222,7 @@ class Job {
   JobParts parts_;
   std::unique_ptr<ParamExchange> exchange_;  // the Train stage's, on comm_
   std::unique_ptr<StepLoop> steps_;
+  PassPipeline::Wire train_wire_;  // this rank's training traffic (not evaluation's) and its lower bound
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<PassReporter> reporter_;
   Checkpointer checkpointer_;

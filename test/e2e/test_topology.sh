@@ -4,7 +4,8 @@
 # learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
 # element-wise Adagrad, row-wise Adagrad (whose run also resumes exactly from a mid-run
 # checkpoint on another topology), lazy Adam and FTRL with L1 (whose zeroed rows
-# strata-inspect summary counts); and with the MLP's products in bf16.
+# strata-inspect summary counts); and with the MLP's products in bf16. The final records' MPI
+# bytes are at least their lower bound.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -67,3 +68,15 @@ else
   grep -q "the MLP computes in fp32" "$dir/bf16-1x4.log" || die_with_log "$dir/bf16-1x4.log" "no notice of the fp32 fallback"
   echo "ok: no bf16 instructions on this CPU: the notice, and fp32 on 1x4 and 4x1"
 fi
+
+# The final record's MPI bytes of training (every rank and communicator) are at least their
+# lower bound, and both grow with the ranks.
+/usr/bin/python3 - "$dir" <<'PY' || die "mpi_bytes_job and mpi_bytes_lower_bound are inconsistent"
+import json, sys
+final = {t: json.loads(open(f"{sys.argv[1]}/adagrad-{t}.jsonl").read().splitlines()[-1]) for t in ("1x4", "2x2", "4x1")}
+for t, r in final.items():
+    print(f"{t}: mpi_bytes_job {r['mpi_bytes_job']}, lower bound {r['mpi_bytes_lower_bound']}")
+assert final["1x4"]["mpi_bytes_job"] == 0 and final["1x4"]["mpi_bytes_lower_bound"] == 0
+assert 0 < final["2x2"]["mpi_bytes_lower_bound"] <= final["2x2"]["mpi_bytes_job"]
+assert final["2x2"]["mpi_bytes_lower_bound"] < final["4x1"]["mpi_bytes_lower_bound"] <= final["4x1"]["mpi_bytes_job"]
+PY

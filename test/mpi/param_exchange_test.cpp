@@ -147,6 +147,23 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   for (int w = 0; w < W; ++w) for (uint64_t k : WorkerKeys(w)) all.insert(k);
   CHECK(AllTrue(&comm, ok));
   CHECK(total[0] == static_cast<int64_t>(all.size()));
+
+  // The lower bound in closed form: this rank's keys owned elsewhere asked and answered
+  // once, each of its owned keys home once unless it pulled the key too, and the step's
+  // distinct remote keys' gradients once each way; never above what was sent.
+  uint64_t want = 0;
+  for (uint64_t k : mine) want += OwnerRank(k, ranks) != comm.rank() ? sizeof(uint64_t) + rb : 0;
+  std::map<uint64_t, std::set<int>> pullers;
+  for (int r = 0; r < ranks; ++r) for (uint64_t k : RankKeys(r, G)) pullers[k].insert(r);
+  for (const auto& [k, who] : pullers) want += OwnerRank(k, ranks) == comm.rank() && !who.count(comm.rank()) ? rb : 0;
+  std::set<uint64_t> touched;
+  for (const auto& ks : keys) for (uint64_t k : ks) if (OwnerRank(k, ranks) != comm.rank()) touched.insert(k);
+  want += touched.size() * 2 * (sizeof(uint64_t) + sizeof(float) * kDim);
+  CHECK(ex.lower_bound_bytes() == want);
+  int64_t bytes[2] = {static_cast<int64_t>(ex.lower_bound_bytes()), static_cast<int64_t>(comm.bytes_sent())};
+  REQUIRE(comm.AllreduceSum(bytes, 2).ok());
+  CHECK(bytes[0] <= bytes[1]);
+  CHECK((ranks == 1 || bytes[0] > 0));
 }
 
 TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home") {
@@ -233,6 +250,8 @@ TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank"
     ok &= sum[i] == want;  // bitwise: the order is fixed
   }
   CHECK(AllTrue(&comm, ok));
+  // A ring all-reduce's share: 2 (R - 1) / R of the vector.
+  CHECK(reducer.lower_bound_bytes() == 2 * (comm.size() - 1) * n * sizeof(float) / comm.size());
 }
 
 TEST_CASE("mpi: AgreeOn carries the lowest failing rank's error to every rank") {

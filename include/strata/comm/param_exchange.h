@@ -16,6 +16,12 @@
 // Pass end:  PushBack  returners send their final rows home; owners store them, and the
 //                      pass leaves their in-flight set.
 //
+// Lower bound: each call also adds to lower_bound_bytes() what this rank would send under
+// the least traffic any design needs for it (the measure, against which make bench
+// reports MPI bytes): per pass, each distinct key owned elsewhere asked once (8 bytes) and its
+// row answered once, and each row home once unless its owner holds it too; per step, each
+// distinct touched key owned elsewhere once to its owner and once back (key and gradient).
+//
 // All calls are collectives: every rank calls them in the same order. A call returns a
 // local error only after its last collective, so the caller can agree on it (Comm::AgreeOn)
 // without leaving a rank waiting. Thread safety: one thread per ParamExchange (and per
@@ -96,6 +102,7 @@ class ParamExchange {
   ParamExchange(Comm* comm, ShardServer* server);
 
   size_t row_bytes() const { return row_bytes_; }
+  uint64_t lower_bound_bytes() const { return lower_bound_bytes_; }
 
   // keys: distinct keys this rank will pull for `pass`; their owners pin them.
   Status Announce(int pass, const std::vector<uint64_t>& keys);
@@ -145,6 +152,8 @@ class ParamExchange {
   Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                    const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                    std::vector<std::string>* reply);
+  // Distinct keys owned by other ranks among the workers' gradients of one step.
+  size_t DistinctRemote(const std::vector<SparseGradView>& workers);
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);
   void AddToSum(uint64_t key, uint32_t count, const float* grad);
@@ -154,6 +163,8 @@ class ParamExchange {
   ShardServer* server_;
   size_t row_bytes_;
   int dim_;
+  uint64_t lower_bound_bytes_ = 0;
+  KeyIndex touched_;  // DistinctRemote's scratch
   // ReduceGradients scratch, kept across steps to avoid reallocation.
   KeyIndex sum_slot_;
   std::vector<uint64_t> sum_keys_;
@@ -169,10 +180,14 @@ class DenseReducer {
   DenseReducer(Comm* comm, size_t n) : comm_(comm), n_(n) {}
   // local: this rank's workers' gradients in order, each (n). sum: (n) out.
   Status Reduce(const std::vector<const float*>& local, float* sum);
+  // What a ring all-reduce of the sum sends from this rank, 2 (R - 1) / R of it a call:
+  // the least any design moves for it (ParamExchange's lower bound).
+  uint64_t lower_bound_bytes() const { return lower_bound_bytes_; }
 
  private:
   Comm* comm_;
   size_t n_;
+  uint64_t lower_bound_bytes_ = 0;
 };
 
 }  // namespace strata
