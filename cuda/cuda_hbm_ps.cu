@@ -26,6 +26,7 @@
 #include "batch_index.cuh"
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
+#include "fm_kernels.cuh"
 #include "hash_table.cuh"
 #include "mlp_cublas.cuh"
 #include "optimizer_kernels.cuh"
@@ -218,6 +219,10 @@ class CudaHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
     STRATA_RETURN_IF_ERROR(
         w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
+    if (spec_.kind == ModelKind::kDeepFm) {
+      STRATA_RETURN_IF_ERROR(LaunchFmGradient(w.input.get(), B, mlp_.input_width(), batch.num_slots, dim,
+                                              w.logits.get(), w.dinput.get(), w.stream));
+    }
     const size_t k = w.index.distinct();
     STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
     if (!mean_.empty()) {
@@ -451,7 +456,9 @@ class CudaHbmPs final : public HbmPs {
       STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, dim, in, w.input.get(), w.stream));
     }
     STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
-    return w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get());
+    STRATA_RETURN_IF_ERROR(w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get()));
+    if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
+    return LaunchFmTerm(w.input.get(), B, in, S, dim, w.logits.get(), w.stream);
   }
 
   // Waits for the worker's stream and reports a batch key missing from the HBM-PS.

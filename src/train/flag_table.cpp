@@ -145,7 +145,7 @@ std::vector<FlagDef> ModelFlags() {
   using M = ModelSpec;
   const char* model = "Model";
   return {
-      Words(Flag("model", model, "WORD", "the model above the pooled embeddings: dnn (the MLP), deepfm (the MLP's logit plus the factorization machine's second-order term over the slots' embeddings), dcn (DCN-v2 cross layers before the MLP) or dlrm (a bottom MLP of the dense features to the embedding width, then the pairwise dot products of all vectors into the MLP) or wdl (a wide weight a key, kept in its row, summed over the example's keys into the MLP's logit); all but dnn on the CPU backend"),
+      Words(Flag("model", model, "WORD", "the model above the pooled embeddings: dnn (the MLP), deepfm (the MLP's logit plus the factorization machine's second-order term over the slots' embeddings), dcn (DCN-v2 cross layers before the MLP) or dlrm (a bottom MLP of the dense features to the embedding width, then the pairwise dot products of all vectors into the MLP) or wdl (a wide weight a key, kept in its row, summed over the example's keys into the MLP's logit); dcn, dlrm and wdl on the CPU backend"),
             &M::kind, {{"dnn", ModelKind::kDnn}, {"deepfm", ModelKind::kDeepFm}, {"dcn", ModelKind::kDcn}, {"dlrm", ModelKind::kDlrm}, {"wdl", ModelKind::kWdl}}),
       Number(Flag("cross-layers", model, "N", "dcn: cross layers"), &M::cross_layers, PositiveAtMost(kMaxCrossLayers)),
       IntList(Flag("bottom-mlp", model, "N,N,...", "dlrm: hidden widths of the dense features' MLP; its last layer, to --embedding-dim, is implied"), &M::bottom_mlp, Positive()),

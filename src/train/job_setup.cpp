@@ -81,9 +81,9 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
   ho.max_batch = o.batch_size;
   std::unique_ptr<HbmPs> inner;
   if (UsesCuda(o)) {
-    if (o.model.kind != ModelKind::kDnn) {
+    if (o.model.kind != ModelKind::kDnn && o.model.kind != ModelKind::kDeepFm) {
       return Status::InvalidArgument(std::string("--model ") + ModelKindName(o.model.kind) +
-                                     " is for the CPU backend; the CUDA backend trains --model dnn");
+                                     " is for the CPU backend; the CUDA backend trains dnn and deepfm");
     }
     STRATA_RETURN_IF_ERROR(NewCudaHbmPs(ho, &inner));
   } else {

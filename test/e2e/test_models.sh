@@ -5,7 +5,7 @@
 # over the SSD-PS give bitwise the same eval logloss and rows; a resume on another topology
 # is bitwise the uninterrupted run, and a resume with another --model (or cross shape, or
 # bottom MLP) is refused naming the flag; strata-predict scores as the trainer evaluated and
-# strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses deepfm.
+# strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses dcn.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -30,8 +30,8 @@ expect 1 "cannot resume: --model deepfm in the checkpoint, dnn now" \
 scores_as_trained "$dir/ck" "$dir/data/eval.tsv" "$dir/deepfm.jsonl"
 echo "ok: strata-predict and strata_torch.py score the deepfm model as the trainer did"
 "$INSPECT" summary "$dir/ck" | grep -q "^model        deepfm:" || die "strata-inspect summary does not name the deepfm model"
-expect 1 "--model deepfm is for the CPU backend" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
-  --train "$dir/data/train.tsv" --model deepfm --device cuda
+expect 1 "--model dcn is for the CPU backend" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
+  --train "$dir/data/train.tsv" --model dcn --device cuda
 
 # --model dcn: DCN-v2 cross layers before the MLP, full rank and low rank (--cross-rank).
 run dcn 1x4 --model dcn --cross-layers 2 --checkpoint-dir "$dir/ck-dcn" --checkpoint-every-passes 1 --keep-checkpoints 10

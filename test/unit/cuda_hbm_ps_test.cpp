@@ -105,9 +105,10 @@ std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector
 }
 
 void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense,
-                    std::vector<int> mean_slots = {}) {
+                    std::vector<int> mean_slots = {}, ModelKind kind = ModelKind::kDnn) {
   HbmOptions o = SmallModel(workers, sparse, dense);
   o.spec.mean_slots = std::move(mean_slots);
+  o.spec.kind = kind;
   auto host = NewHostHbmPs(o);
   std::unique_ptr<HbmPs> cuda;
   const Status made = NewCudaHbmPs(o, &cuda);
@@ -163,6 +164,7 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CompareOneStep(g, SparseOptimizerKind::kAdam, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kFtrl, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
+    CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3}, ModelKind::kDeepFm);
   }
 }
 
