@@ -294,13 +294,23 @@ void ParamExchange::AddToSum(uint64_t key, uint32_t count, const float* g) {
   }
 }
 
-// Owner side: each summed key goes to every rank that subscribed to it this pass.
+// Owner side: each summed key goes to every rank that subscribed to it this pass. The
+// lookups (the owned index, then the subscriber lists) miss the cache on a large pass, so
+// each is started a few keys before it is used.
 void ParamExchange::SendSums(const PassRouting& routing) {
-  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  constexpr size_t kAhead = 8;
+  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_), n = sum_keys_.size();
   send_.assign(comm_->size(), std::string());
-  for (size_t s = 0; s < sum_keys_.size(); ++s) {
-    const uint32_t slot = routing.owned_->Find(sum_keys_[s]);
-    assert(slot != KeyIndex::kNone);
+  sum_owned_.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    if (s + kAhead < n) routing.owned_->Prefetch(sum_keys_[s + kAhead]);
+    sum_owned_[s] = routing.owned_->Find(sum_keys_[s]);
+    assert(sum_owned_[s] != KeyIndex::kNone);
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (s + kAhead < n) __builtin_prefetch(&routing.sub_begin_[sum_owned_[s + kAhead]]);
+    if (s + kAhead / 2 < n) __builtin_prefetch(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
+    const uint32_t slot = sum_owned_[s];
     if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
     for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
       PutGradRecord(&send_[routing.sub_ranks_[j]], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_], grad_bytes);

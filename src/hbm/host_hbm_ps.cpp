@@ -120,8 +120,12 @@ class HostHbmPs final : public HbmPs {
     const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, (n + 1023) / 1024);
     Status missing;
     std::mutex mu;
+    constexpr size_t kAhead = 8;  // keys between PrefetchRow and the use; PrefetchSlot twice as far
     pool_.ParallelFor(chunks, [&](size_t c) {
-      for (size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+      const size_t end = n * (c + 1) / chunks;
+      for (size_t i = n * c / chunks; i < end; ++i) {
+        if (i + 2 * kAhead < end) Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
+        if (i + kAhead < end) Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
         uint8_t* row = Shard(keys[i]).Find(keys[i]);
         if (!row) {
           std::lock_guard lock(mu);

@@ -170,6 +170,7 @@ class ParamExchange {
   std::vector<uint64_t> sum_keys_;
   std::vector<float> sum_grads_;
   std::vector<uint32_t> sum_counts_;
+  std::vector<uint32_t> sum_owned_;  // SendSums: each summed key's slot in the pass's owned index
   std::vector<std::string> send_, recv_;
 };
 
