@@ -320,6 +320,11 @@ void ParamExchange::SendSums(const PassRouting& routing) {
 
 size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers) {
   const int ranks = comm_->size();
+  if (ranks == 1) return 0;
+  if (workers.size() == 1) {  // one worker's keys are distinct already: no index to fill
+    const SparseGradView& v = workers[0];
+    return static_cast<size_t>(std::count_if(v.keys, v.keys + v.n, [&](uint64_t k) { return OwnerRank(k, ranks) != comm_->rank(); }));
+  }
   size_t n = 0;
   for (const SparseGradView& v : workers) n += v.n;
   touched_.Reset(n);

@@ -33,46 +33,35 @@ echo "ok: strata-predict and strata_torch.py score the deepfm model as the train
 expect 1 "--model dcn is for the CPU backend" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
   --train "$dir/data/train.tsv" --model dcn --device cuda
 
+# check_model NAME FLAGS...: NAME on 1x4 (checkpointed every pass), 4x1 and 2x2 over a small
+# cache, and resumed on 2x2 from its second checkpoint: bitwise the same; strata-predict and
+# strata_torch.py score its checkpoint as the trainer evaluated.
+check_model() {
+  local name=$1; shift
+  run "$name" 1x4 "$@" --checkpoint-dir "$dir/ck-$name" --checkpoint-every-passes 1 --keep-checkpoints 10
+  run "$name-4x1" 4x1 "$@"
+  same_run "$dir" "$name" "$name-4x1"
+  run "$name-small-cache" 2x2 "$@" --mem-cache-gb 0.0002 --ssd-dir "$dir/ssd-$name" --ssd-segment-mb 1
+  same_run "$dir" "$name" "$name-small-cache"
+  run "$name-resumed" 2x2 "$@" --resume="$dir/ck-$name/ckpt-00000002"
+  same_run "$dir" "$name" "$name-resumed"
+  scores_as_trained "$dir/ck-$name" "$dir/data/eval.tsv" "$dir/$name.jsonl"
+  echo "ok: $name: topology independent, through a small cache, resumable, scored alike by strata-predict and strata_torch.py"
+}
+
 # --model dcn: DCN-v2 cross layers before the MLP, full rank and low rank (--cross-rank).
-run dcn 1x4 --model dcn --cross-layers 2 --checkpoint-dir "$dir/ck-dcn" --checkpoint-every-passes 1 --keep-checkpoints 10
-for spec in "4x1:4x1" "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd-dcn --ssd-segment-mb 1"; do
-  run "dcn-${spec%%:*}" ${spec#*:} --model dcn --cross-layers 2
-  same_run "$dir" dcn "dcn-${spec%%:*}"
-done
-run dcn-resumed 2x2 --model dcn --cross-layers 2 --resume="$dir/ck-dcn/ckpt-00000002"
-same_run "$dir" dcn dcn-resumed
+check_model dcn --model dcn --cross-layers 2
 expect 1 "cannot resume: --cross-layers 2 in the checkpoint, 3 now" \
   run dcn-refused 2x2 --model dcn --resume="$dir/ck-dcn/ckpt-00000002"
-scores_as_trained "$dir/ck-dcn" "$dir/data/eval.tsv" "$dir/dcn.jsonl"
-run dcn-low 1x4 --model dcn --cross-layers 2 --cross-rank 4 --checkpoint-dir "$dir/ck-low"
-run dcn-low-4x1 4x1 --model dcn --cross-layers 2 --cross-rank 4
-same_run "$dir" dcn-low dcn-low-4x1
-scores_as_trained "$dir/ck-low" "$dir/data/eval.tsv" "$dir/dcn-low.jsonl"
-"$INSPECT" summary "$dir/ck-low" | grep -q "cross/1/u  *(221, 4)" || die "strata-inspect summary lacks the low-rank cross tensors"
-echo "ok: dcn, full and low rank: topology independent, resumable, scored alike by strata-predict and strata_torch.py"
+check_model dcn-low --model dcn --cross-layers 2 --cross-rank 4
+"$INSPECT" summary "$dir/ck-dcn-low" | grep -q "cross/1/u  *(221, 4)" || die "strata-inspect summary lacks the low-rank cross tensors"
 
 # --model dlrm: a bottom MLP of the dense features and the dot interaction before the MLP.
-run dlrm 1x4 --model dlrm --bottom-mlp 16 --checkpoint-dir "$dir/ck-dlrm" --checkpoint-every-passes 1 --keep-checkpoints 10
-for spec in "4x1:4x1" "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd-dlrm --ssd-segment-mb 1"; do
-  run "dlrm-${spec%%:*}" ${spec#*:} --model dlrm --bottom-mlp 16
-  same_run "$dir" dlrm "dlrm-${spec%%:*}"
-done
-run dlrm-resumed 2x2 --model dlrm --bottom-mlp 16 --resume="$dir/ck-dlrm/ckpt-00000002"
-same_run "$dir" dlrm dlrm-resumed
+check_model dlrm --model dlrm --bottom-mlp 16
 expect 1 "cannot resume: --bottom-mlp 16 in the checkpoint, 512,256,64 now" \
   run dlrm-refused 2x2 --model dlrm --resume="$dir/ck-dlrm/ckpt-00000002"
-scores_as_trained "$dir/ck-dlrm" "$dir/data/eval.tsv" "$dir/dlrm.jsonl"
 "$INSPECT" summary "$dir/ck-dlrm" | grep -q "bottom/1/weight  *(16, 8)" || die "strata-inspect summary lacks the bottom MLP"
-echo "ok: dlrm: topology independent, resumable, scored alike by strata-predict and strata_torch.py"
 
 # --model wdl: a wide weight a key, after its embedding in the row (dim 8: rows of 80 B, not 72).
-run wdl 1x4 --model wdl --checkpoint-dir "$dir/ck-wdl" --checkpoint-every-passes 1 --keep-checkpoints 10
+check_model wdl --model wdl
 grep -q "rows of 80 B with adagrad state" "$dir/wdl.log" || die_with_log "$dir/wdl.log" "wdl's rows are not 80 bytes"
-for spec in "4x1:4x1" "small-cache:2x2 --mem-cache-gb 0.0002 --ssd-dir $dir/ssd-wdl --ssd-segment-mb 1"; do
-  run "wdl-${spec%%:*}" ${spec#*:} --model wdl
-  same_run "$dir" wdl "wdl-${spec%%:*}"
-done
-run wdl-resumed 2x2 --model wdl --resume="$dir/ck-wdl/ckpt-00000002"
-same_run "$dir" wdl wdl-resumed
-scores_as_trained "$dir/ck-wdl" "$dir/data/eval.tsv" "$dir/wdl.jsonl"
-echo "ok: wdl: topology independent, resumable, scored alike by strata-predict and strata_torch.py"

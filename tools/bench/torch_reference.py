@@ -45,7 +45,6 @@ import numpy as np
 from datetime import datetime
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from strata_layers import CrossNet, dot_interaction, fm_term, relu_mlp  # noqa: E402
 from strata_schema import CRITEO_SCHEMA, Schema, read_rows  # noqa: E402
 
 
@@ -180,6 +179,7 @@ def main():
         os.environ["OMP_WAIT_POLICY"] = a.omp_wait_policy
     import torch  # imported after OMP_WAIT_POLICY is set: the OpenMP runtime reads it once
     import torch.nn as nn
+    from strata_layers import CrossNet, dot_interaction, fm_term, relu_mlp  # imports torch too
 
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -215,21 +215,13 @@ def main():
             emb.weight.zero_()  # FTRL's weights are a function of z and n, both 0 at first
         emb.weight[0].zero_()
     slots, dense_width = rows.shape[1], x.shape[1]
-    layers, width = [], slots * E + dense_width
+    width = slots * E + dense_width
     bottom = None
     if a.model == "dlrm":  # the top MLP reads [z, the pairwise dots of z and the slots]
         bottom = relu_mlp([dense_width] + a.bottom_hidden + [E]) if dense_width else None
         vectors = slots + (1 if bottom else 0)
         width = (E if bottom else 0) + vectors * (vectors - 1) // 2
-    for h in a.hidden + [1]:
-        lin = nn.Linear(width, h)
-        bound = (6.0 / width) ** 0.5
-        with torch.no_grad():
-            lin.weight.uniform_(-bound, bound)
-            lin.bias.zero_()
-        layers += [lin, nn.ReLU()]
-        width = h
-    mlp = nn.Sequential(*layers[:-1])  # no ReLU after the logit
+    mlp = relu_mlp([width] + a.hidden + [1])[:-1]  # no ReLU after the logit
     cross = CrossNet(rows.shape[1] * E + x.shape[1], a.cross_layers, a.cross_rank) if a.model == "dcn" else None
     dense = nn.ModuleList([mlp] + [m for m in (cross, bottom) if m is not None])
 
