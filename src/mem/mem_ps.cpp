@@ -120,41 +120,26 @@ class MemPsImpl final : public MemPs {
     return Status::OK();
   }
 
+  // With deferred eviction, first makes room in the stripes the new keys would take over
+  // their budget.
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
     const StripeGroups groups = GroupByStripe(keys, n);
-    std::vector<Handle> cached(n);  // each key's handle or kNone; no eviction takes these
-    STRATA_RETURN_IF_ERROR(FindAndMakeRoom(keys, groups, cached.data()));
-    std::vector<size_t> probe;  // uncached keys the backing store may already hold
-    ForEachInGroups(groups, keys, [&](Stripe& s, size_t i) {
-      const uint8_t* row = rows + i * row_bytes_;
-      const Handle h = cached[i];
-      if (h != CachePolicy::kNone) {
-        std::memcpy(s.arena.row(h), row, row_bytes_);
-        if (!(s.flags[h] & kDirty)) ++s.dirty;
-        s.flags[h] |= kDirty;
-        s.policy.Touch(h, Frequency(s, h, row));
-      } else if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
-        InsertRow(s, keys[i], row, kDirty);
-      } else {
-        probe.push_back(i);
-      }
-    });
-    if (!probe.empty()) {
-      // Only to keep num_keys() exact: is the key new to the store as a whole?
-      std::vector<uint64_t> keys_in(probe.size());
-      for (size_t j = 0; j < probe.size(); ++j) keys_in[j] = keys[probe[j]];
-      std::vector<uint8_t> scratch(probe.size() * row_bytes_);
-      std::vector<uint8_t> found_in(probe.size(), 0);
-      STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), scratch.data(), found_in.data()));
-      ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
-        ++s.backing_lookups;
-        s.backing_rows_read += found_in[j];
-        InsertRow(s, keys_in[j], rows + probe[j] * row_bytes_, kDirty | (found_in[j] ? kInBacking : 0));
-      });
-    }
+    if (!options_.evict_in_calls) STRATA_RETURN_IF_ERROR(MakeRoom(keys, groups));
+    STRATA_RETURN_IF_ERROR(PutGroups(keys, groups, rows));
     return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
+  Status PutIfRoom(const uint64_t* keys, size_t n, const uint8_t* rows, bool* put) override {
+    const StripeGroups groups = GroupByStripe(keys, n);
+    *put = false;
+    for (size_t j = 0; j < stripes_.size(); ++j) {
+      Stripe& s = *stripes_[j];
+      std::lock_guard lock(s.mu);
+      if (!RoomIn(s, keys, groups, j)) return Status::OK();
+    }
+    *put = true;
+    return PutGroups(keys, groups, rows);
+  }
   // Cached rows leave the cache; the backing store erases the keys it holds (a key not
   // cached is there, as every key is present).
   Status Erase(const uint64_t* keys, size_t n) override {
@@ -225,6 +210,7 @@ class MemPsImpl final : public MemPs {
   }
 
   Status Evict() override { return Trim(options_.evict_in_calls ? Target::kBudget : Target::kRoomForInserts); }
+
 
   Status Flush() override {
     FlushBatch batch;
@@ -345,12 +331,54 @@ class MemPsImpl final : public MemPs {
     return f;
   }
 
+  // Each stripe's keys under one hold of its lock: a cached row is overwritten, a key the
+  // backing store cannot hold (its filter says so) is inserted, and the rest are looked up
+  // there first. Evicts nothing and writes nothing to the backing store.
+  Status PutGroups(const uint64_t* keys, const StripeGroups& groups, const uint8_t* rows) {
+    std::vector<size_t> probe;  // uncached keys the backing store may already hold
+    ForEachInGroups(groups, keys, [&](Stripe& s, size_t i) {
+      if (OverwriteCached(s, keys[i], rows + i * row_bytes_)) return;
+      if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
+        InsertRow(s, keys[i], rows + i * row_bytes_, kDirty);
+      } else {
+        probe.push_back(i);
+      }
+    });
+    if (!probe.empty()) {
+      // Only to keep num_keys() exact: is the key new to the store as a whole?
+      std::vector<uint64_t> keys_in(probe.size());
+      for (size_t j = 0; j < probe.size(); ++j) keys_in[j] = keys[probe[j]];
+      std::vector<uint8_t> scratch(probe.size() * row_bytes_);
+      std::vector<uint8_t> found_in(probe.size(), 0);
+      STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), scratch.data(), found_in.data()));
+      ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
+        const uint8_t* row = rows + probe[j] * row_bytes_;
+        ++s.backing_lookups;
+        s.backing_rows_read += found_in[j];
+        // A concurrent Get may have loaded the key's older row meanwhile.
+        if (!OverwriteCached(s, keys_in[j], row)) InsertRow(s, keys_in[j], row, kDirty | (found_in[j] ? kInBacking : 0));
+      });
+    }
+    return Status::OK();
+  }
+
   // REQUIRES: s.mu held. Copies the cached row of key to out and touches it; false if absent.
   bool CopyCached(Stripe& s, uint64_t key, uint8_t* out) {
     Handle h = s.policy.Find(key);
     if (h == CachePolicy::kNone) return false;
     const uint8_t* row = s.arena.row(h);
     std::memcpy(out, row, row_bytes_);
+    s.policy.Touch(h, Frequency(s, h, row));
+    return true;
+  }
+
+  // REQUIRES: s.mu held. Replaces the cached row of key by row, now dirty; false if absent.
+  bool OverwriteCached(Stripe& s, uint64_t key, const uint8_t* row) {
+    const Handle h = s.policy.Find(key);
+    if (h == CachePolicy::kNone) return false;
+    std::memcpy(s.arena.row(h), row, row_bytes_);
+    if (!(s.flags[h] & kDirty)) ++s.dirty;
+    s.flags[h] |= kDirty;
     s.policy.Touch(h, Frequency(s, h, row));
     return true;
   }
@@ -383,27 +411,37 @@ class MemPsImpl final : public MemPs {
     });
   }
 
-  // Sets handles[i] to keys[i]'s handle, or kNone when it is not cached. With deferred
-  // eviction, a stripe the new keys would take over its budget first evicts what they need
-  // there (sparing the rows found), so the cache and its arena never grow past the budget.
-  Status FindAndMakeRoom(const uint64_t* keys, const StripeGroups& groups, Handle* handles) {
+  // REQUIRES: s.mu held. Whether stripe j can take the keys of group j that it does not
+  // cache without passing its budget; *incoming: how many those are, and *cached (sorted)
+  // the handles of the others, when given.
+  bool RoomIn(Stripe& s, const uint64_t* keys, const StripeGroups& groups, size_t j, size_t* incoming = nullptr,
+              std::vector<Handle>* cached = nullptr) const {
+    const uint32_t begin = groups.begin[j], end = groups.begin[j + 1];
+    if (s.policy.size() + (end - begin) <= s.capacity_rows) return true;  // even if all are new
+    size_t fresh = 0;
+    for (uint32_t k = begin; k < end; ++k) {
+      if (k + kPrefetchAhead < end) s.policy.Prefetch(keys[groups.order[k + kPrefetchAhead]]);
+      const Handle h = s.policy.Find(keys[groups.order[k]]);
+      if (h == CachePolicy::kNone) {
+        ++fresh;
+      } else if (cached != nullptr) {
+        cached->push_back(h);
+      }
+    }
+    if (cached != nullptr) std::sort(cached->begin(), cached->end());
+    if (incoming != nullptr) *incoming = fresh;
+    return s.policy.size() + fresh <= s.capacity_rows;
+  }
+
+  // A stripe the new keys would take over its budget evicts what they need there first,
+  // sparing the rows of the keys put, so the cache and its arena never grow past the budget
+  // for a Put.
+  Status MakeRoom(const uint64_t* keys, const StripeGroups& groups) {
     std::vector<Handle> spared;
     return EvictStripes([&](Stripe& s, size_t j) {
       spared.clear();
       size_t incoming = 0;
-      const uint32_t end = groups.begin[j + 1];
-      for (uint32_t k = groups.begin[j]; k < end; ++k) {
-        if (k + kPrefetchAhead < end) s.policy.Prefetch(keys[groups.order[k + kPrefetchAhead]]);
-        const uint32_t i = groups.order[k];
-        handles[i] = s.policy.Find(keys[i]);
-        if (handles[i] == CachePolicy::kNone) {
-          ++incoming;
-        } else {
-          spared.push_back(handles[i]);
-        }
-      }
-      if (options_.evict_in_calls) return Keep{s.policy.size()};  // Trim evicts afterwards
-      std::sort(spared.begin(), spared.end());
+      if (RoomIn(s, keys, groups, j, &incoming, &spared)) return Keep{s.policy.size()};
       return Keep{s.capacity_rows - std::min(incoming, s.capacity_rows), &spared};
     });
   }
@@ -414,7 +452,7 @@ class MemPsImpl final : public MemPs {
     const std::vector<Handle>* spared = nullptr;
   };
 
-  // Evicts each stripe j down to keep(stripe, j) (called under its lock), writing dirty
+  // Evicts each stripe j down to keep_of(stripe, j) (called under its lock), writing dirty
   // victims in batches.
   template <typename KeepOf>
   Status EvictStripes(const KeepOf& keep_of) {

@@ -45,9 +45,11 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
   }
   if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
+  // The passes in flight before the reads: one released during them stored its rows first.
+  const std::vector<std::shared_ptr<const Held>> earlier = InFlightBefore(pass);
   STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass));
   for (size_t i = 0; i < n; ++i) {
-    held[i] = HeldBefore(pass, keys[i]) ? 1 : 0;
+    held[i] = HeldBy(earlier, keys[i]) ? 1 : 0;
     if (fresh && held[i]) fresh[i] = 0;
   }
   return Status::OK();
@@ -101,23 +103,42 @@ Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool
   return Status::OK();
 }
 
-bool ShardServer::HeldBefore(int pass, uint64_t key) const {
+std::vector<std::shared_ptr<const ShardServer::Held>> ShardServer::InFlightBefore(int pass) {
+  std::vector<std::shared_ptr<const Held>> earlier;
+  std::lock_guard lock(in_flight_mu_);
   for (const auto& [p, held] : in_flight_) {
     if (p >= pass) break;
-    const uint32_t id = held.owned->Find(key);
-    if (id != KeyIndex::kNone && (held.pending.empty() || !held.pending[id])) return true;
+    earlier.push_back(held);
+  }
+  return earlier;
+}
+
+bool ShardServer::HeldBy(const std::vector<std::shared_ptr<const Held>>& passes, uint64_t key) {
+  for (const auto& held : passes) {
+    const uint32_t id = held->owned->Find(key);
+    if (id != KeyIndex::kNone && (held->pending.empty() || !held->pending[id])) return true;
   }
   return false;
 }
 
 void ShardServer::Hold(int pass, std::shared_ptr<const KeyIndex> owned, std::vector<uint8_t> pending) {
-  std::lock_guard lock(mu_);
-  in_flight_[pass] = Held{std::move(owned), std::move(pending)};
+  auto held = std::make_shared<const Held>(Held{std::move(owned), std::move(pending)});
+  std::lock_guard lock(in_flight_mu_);
+  in_flight_[pass] = std::move(held);
 }
 
 Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
   if (n == 0) return Status::OK();
-  if (mem_) return Exclusive([&] { return PutReturned(keys, n, rows); });
+  if (mem_) {
+    bool put = false;
+    {
+      std::shared_lock lock(mu_);
+      std::lock_guard store(store_mu_);
+      STRATA_RETURN_IF_ERROR(mem_->PutIfRoom(keys, n, rows, &put));
+      if (put) LogChangedKeys(keys, n);
+    }
+    return put ? Status::OK() : Exclusive([&] { return PutReturned(keys, n, rows); });
+  }
   WriteBack wb;
   wb.keys.assign(keys, keys + n);
   wb.rows.assign(rows, rows + n * row_bytes_);
@@ -126,8 +147,14 @@ Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
   return Status::OK();
 }
 
+// With a MEM-PS and nothing to erase, a release is applied at once, beside any pull in
+// progress (it unpins the pass, so the next eviction may take its rows); else buffered.
 Status ShardServer::Release(int pass) {
-  if (mem_) return Exclusive([&] { return ReleaseNow(pass); });
+  if (mem_ && model_.evict_unseen_passes == 0) {
+    std::shared_lock lock(mu_);
+    std::lock_guard store(store_mu_);
+    return ReleaseNow(pass);
+  }
   WriteBack wb;
   wb.released = pass;
   std::lock_guard lock(write_back_mu_);
@@ -160,9 +187,12 @@ Status ShardServer::ApplyWriteBack() {
 // The MEM-PS moves to the next pass here, not when that pass starts training: the next
 // pass's pull may be reading the store then, and training would wait for it.
 Status ShardServer::ReleaseNow(int pass) {
-  in_flight_.erase(pass);
+  {
+    std::lock_guard lock(in_flight_mu_);
+    in_flight_.erase(pass);
+  }
   if (admission_) admission_->Release(pass);
-  released_through_ = std::max(released_through_, pass);
+  released_through_ = std::max(released_through_.load(), pass);
   if (model_.evict_unseen_passes > 0) STRATA_RETURN_IF_ERROR(EvictDead(pass));
   {
     std::lock_guard a(announce_mu_);
@@ -192,14 +222,18 @@ Status ShardServer::EvictDead(int pass) {
 // The log is deduplicated whenever it doubles, so it holds at most twice the keys changed.
 Status ShardServer::PutReturned(const uint64_t* keys, size_t n, const uint8_t* rows) {
   STRATA_RETURN_IF_ERROR(store_->Put(keys, n, rows));
-  if (!log_changed_) return Status::OK();
+  LogChangedKeys(keys, n);
+  return Status::OK();
+}
+
+void ShardServer::LogChangedKeys(const uint64_t* keys, size_t n) {
+  if (!log_changed_) return;
   changed_.insert(changed_.end(), keys, keys + n);
   if (changed_.size() > 2 * changed_distinct_ + 4096) {
     std::sort(changed_.begin(), changed_.end());
     changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
     changed_distinct_ = changed_.size();
   }
-  return Status::OK();
 }
 
 void ShardServer::LogChanged(bool on) {

@@ -364,6 +364,85 @@ TEST_CASE("mem: concurrent Gets and Pins return the newest rows and keep the pin
   CHECK(f.cache->mem_stats().resident_rows <= 64);
 }
 
+TEST_CASE("mem: PutIfRoom puts beside Gets, Pins and an UnpinPass; each Get sees a row before or after") {
+  Fixture f;
+  constexpr uint64_t kKeys = 1600;
+  f.Open(/*capacity_rows=*/2048, /*stripes=*/4, 16, /*flush_batch=*/64, /*evict_in_calls=*/false);
+  std::vector<uint64_t> keys(kKeys);
+  std::vector<uint8_t> old_rows, new_rows;
+  for (uint64_t k = 0; k < kKeys; ++k) {
+    keys[k] = k;
+    const std::vector<uint8_t> a = RowOf(k, 1), b = RowOf(k, 2);
+    old_rows.insert(old_rows.end(), a.begin(), a.end());
+    new_rows.insert(new_rows.end(), b.begin(), b.end());
+  }
+  REQUIRE(f.cache->Put(keys.data(), kKeys, old_rows.data()).ok());
+  REQUIRE(f.cache->Evict().ok());  // leaves room for inserts: over a third of the rows go to the backing store
+  REQUIRE(f.counts.put_rows > 0);
+  f.cache->Pin(keys.data(), kKeys / 2, /*pass=*/0);
+  std::atomic<int> mixed{0};
+  std::thread reader([&] {
+    std::mt19937_64 rng(3);
+    std::vector<uint8_t> rows(64 * kRowBytes), found(64);
+    for (int i = 0; i < 400; ++i) {
+      uint64_t some[64];
+      for (uint64_t& k : some) k = rng() % kKeys;
+      std::sort(some, some + 64);
+      const size_t n = std::unique(some, some + 64) - some;
+      if (!f.cache->Get(some, n, rows.data(), found.data()).ok()) ++mixed;
+      if (i % 4 == 0) f.cache->Pin(some, n, /*pass=*/1);
+      for (size_t j = 0; j < n; ++j) {
+        const uint8_t* row = &rows[j * kRowBytes];
+        const bool before = std::memcmp(row, &old_rows[some[j] * kRowBytes], kRowBytes) == 0;
+        const bool after = std::memcmp(row, &new_rows[some[j] * kRowBytes], kRowBytes) == 0;
+        if (!found[j] || !(before || after)) ++mixed;
+      }
+    }
+  });
+  bool put = false;
+  const uint64_t written = f.counts.put_rows;
+  REQUIRE(f.cache->PutIfRoom(keys.data(), kKeys, new_rows.data(), &put).ok());
+  REQUIRE(f.cache->UnpinPass(0).ok());
+  reader.join();
+  CHECK(put);
+  CHECK(mixed == 0);
+  CHECK(f.counts.put_rows == written);  // nothing evicted, nothing written beside the Gets
+  std::vector<uint8_t> rows(kKeys * kRowBytes), found(kKeys);
+  REQUIRE(f.cache->Get(keys.data(), kKeys, rows.data(), found.data()).ok());
+  CHECK(rows == new_rows);
+  REQUIRE(f.cache->UnpinPass(1).ok());
+  REQUIRE(f.cache->Flush().ok());  // the newest rows reach the backing store
+  std::vector<uint8_t> stored(kKeys * kRowBytes);
+  REQUIRE(f.disk->Get(keys.data(), kKeys, stored.data(), found.data()).ok());
+  CHECK(stored == new_rows);
+}
+
+TEST_CASE("mem: PutIfRoom refuses, changing nothing, where a stripe has no room for the new keys") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/8, /*stripes=*/1, 16, /*flush_batch=*/3, /*evict_in_calls=*/false);
+  for (uint64_t k = 0; k < 6; ++k) f.Put(k, 1);
+  const uint64_t fits[] = {0, 1, 6, 7};  // two new keys: 8 rows
+  const uint64_t too_many[] = {8, 9, 10};  // 11 rows
+  std::vector<uint8_t> rows;
+  for (uint64_t k : fits) {
+    const std::vector<uint8_t> r = RowOf(k, 2);
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  bool put = false;
+  REQUIRE(f.cache->PutIfRoom(too_many, 3, rows.data(), &put).ok());
+  CHECK_FALSE(put);
+  CHECK(f.cache->mem_stats().resident_rows == 6);
+  REQUIRE(f.cache->PutIfRoom(fits, 4, rows.data(), &put).ok());
+  CHECK(put);
+  CHECK(f.cache->mem_stats().resident_rows == 8);
+  CHECK(f.counts.put_rows == 0);
+  std::vector<uint8_t> row;
+  for (uint64_t k : fits) {
+    REQUIRE(f.Get(k, &row));
+    CHECK(row == RowOf(k, 2));
+  }
+}
+
 TEST_CASE("mem: NewMemPs rejects bad options") {
   std::unique_ptr<MemPs> out;
   MemPsOptions o;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "../common/counting_store.h"
@@ -73,14 +74,14 @@ struct CachedServer {
   std::unique_ptr<ShardServer> server;
 };
 
-CachedServer MakeCached() {
+CachedServer MakeCached(size_t capacity_rows = 8, int stripes = 1) {
   const size_t rb = RowLayout(4, 4).bytes();
   auto backing = std::make_unique<test::CountingStore>(rb);
   CachedServer c;
   c.backing = backing.get();
   MemPsOptions mo;
-  mo.capacity_bytes = 8 * (rb + kMemPsRowOverheadBytes);
-  mo.stripes = 1;
+  mo.capacity_bytes = capacity_rows * (rb + kMemPsRowOverheadBytes);
+  mo.stripes = stripes;
   mo.evict_in_calls = false;
   std::unique_ptr<MemPs> mem;
   REQUIRE(NewMemPs(mo, std::move(backing), &mem).ok());
@@ -114,6 +115,40 @@ TEST_CASE("shard server: pulled passes stay cached until released; then eviction
   REQUIRE(c.server->Counters(&t).ok());
   CHECK(t[TierCounters::kCacheHits] + t[TierCounters::kCacheMisses] > 0);
   CHECK(t[TierCounters::kSsdRowsWritten] == 4);
+}
+
+TEST_CASE("shard server: with a MEM-PS, a pass's Store and Release run beside the next pull, which flags or sees each row") {
+  CachedServer c = MakeCached(/*capacity_rows=*/1024, /*stripes=*/4);
+  const size_t rb = c.server->row_bytes();
+  std::vector<uint64_t> first, second;
+  for (uint64_t k = 1; k <= 300; ++k) first.push_back(k);
+  for (uint64_t k = 151; k <= 450; ++k) second.push_back(k);
+  std::vector<uint8_t> rows(300 * rb), held(300);
+  const std::vector<uint8_t> trained(300 * rb, 0x11);
+  REQUIRE(c.server->Announce(0, first.data(), first.size()).ok());
+  REQUIRE(c.server->Pull(0, first.data(), first.size(), rows.data(), held.data()).ok());
+  c.server->Hold(0, IndexOf(first));
+  REQUIRE(c.server->Announce(1, second.data(), second.size()).ok());
+  Status stored, released;
+  std::thread push([&] {
+    stored = c.server->Store(first.data(), first.size(), trained.data());
+    released = c.server->Release(0);
+  });
+  REQUIRE(c.server->Pull(1, second.data(), second.size(), rows.data(), held.data()).ok());
+  push.join();
+  REQUIRE(stored.ok());
+  REQUIRE(released.ok());
+  for (size_t i = 0; i < second.size(); ++i) {
+    if (second[i] > 300) {
+      CHECK(held[i] == 0);
+    } else if (!held[i]) {  // read after the Store, so the pass's final row
+      CHECK(std::memcmp(&rows[i * rb], trained.data(), rb) == 0);
+    }
+  }
+  CHECK(c.backing->puts().empty());  // the cache had room: nothing evicted beside the pull
+  std::vector<uint8_t> back(300 * rb);
+  REQUIRE(c.server->PullReadOnly(first.data(), first.size(), back.data()).ok());
+  CHECK(back == trained);
 }
 
 TEST_CASE("shard server: in DRAM, write-backs wait in order for the next pull; two passes may share keys") {

@@ -19,10 +19,13 @@
 //   - Destroying a MEM-PS drops its dirty rows: Flush first to keep them.
 //
 // Thread safety: Get and Pin may run concurrently with Get and Pin (64 lock stripes by key
-// hash, each with its own policy, so calls on different stripes never share a lock). Every
-// other call needs external serialization against all calls. Get never writes to the backing store: rows it
-// loads may leave the cache over budget until the next Put, BeginPass, UnpinPass or Evict
-// (only Evict with evict_in_calls off).
+// hash, each with its own policy, so calls on different stripes never share a lock); so may
+// one PutIfRoom (a Get racing it for a key returns the row before the put or after it,
+// never a mix; rows a concurrent Get loads may take the cache a little past its budget),
+// and, with evict_in_calls off, one UnpinPass or BeginPass (then they evict nothing).
+// Every other call needs external serialization against all calls. Get never writes to the backing store: rows it loads may leave the cache over
+// budget until the next Put, BeginPass, UnpinPass or Evict (only Evict with evict_in_calls
+// off).
 #pragma once
 
 #include <cstddef>
@@ -42,9 +45,10 @@ struct MemPsOptions {
   int bloom_bits_per_key = 10;     // about 1% false positives
   // Put, BeginPass and UnpinPass evict down to the budget before they return. Off: Evict
   // does, for a caller that evicts (and writes dirty victims) off its critical path; it
-  // evicts below the budget by the rows inserted since the previous Evict, so that the rows
-  // inserted until the next one refill the cache to its budget, not past it. A Put that
-  // takes a stripe over the budget all the same evicts that stripe.
+  // evicts below the budget by the rows inserted since the previous Evict, and an eighth
+  // more, so that the rows inserted until the next one (a pass's new keys, which PutIfRoom
+  // can then put beside the next pull's gets) refill the cache to its budget, not past it.
+  // A Put that takes a stripe over the budget all the same evicts that stripe.
   bool evict_in_calls = true;
 };
 
@@ -93,6 +97,11 @@ class MemPs : public RowStore {
 
   // Evicts down to the budget: unpinned rows in policy order, dirty ones written first.
   virtual Status Evict() = 0;
+
+  // With evict_in_calls off: Put, when no stripe would pass its budget for the keys not
+  // cached (*put true); else *put is false and nothing changed. It evicts nothing and
+  // writes nothing to the backing store, so it may run beside Get and Pin (see above).
+  virtual Status PutIfRoom(const uint64_t* keys, size_t n, const uint8_t* rows, bool* put) = 0;
 
   // Writes every dirty row to the backing store (rows stay cached, now clean), then Syncs
   // it. RowStore::Sync does the same.

@@ -15,9 +15,12 @@
 // the next pull, which the Pull stage makes while the next pass trains, so the store's
 // inserts never hold up the training thread; or a read-only pull, Load, WithStore or
 // NumKeys. The released passes leave the in-flight set when it is applied. With a MEM-PS,
-// Store and Release apply at once, on the caller's thread: there the Pull stage (evictions,
-// SSD-PS reads) is the slower one, and a buffered pass would sit outside the cache's DRAM
-// budget.
+// Store puts at once, beside any pull in progress when the cache has room (MemPs::PutIfRoom;
+// the MEM-PS evicts before each pull, on the Pull stage's thread, leaving room for a pass's
+// new rows), else with the lock held alone: a buffered pass would sit outside the cache's
+// DRAM budget, and waiting for the pull's SSD-PS reads would hold up the training thread.
+// Release then applies at once too, beside any pull (unless eviction must erase rows);
+// without a MEM-PS it is buffered.
 //
 // Promises:
 //   - A row never stored is created from (key, seed) by InitRow, the same on every rank.
@@ -36,12 +39,15 @@
 // at p from every tier, counted per pass; a pull of pass q takes a row with L + N <= q - 1
 // for absent, so a pass pulled ahead of the erase sees what it would after it.
 //
-// Thread safety: every call is safe from any thread. Pulls, read-only pulls and
-// announcements share the lock and run beside each other (the Pull stage's and the
-// training thread's); applying the write-back buffer, Load, Evict-before-pull and
+// Thread safety: every call is safe from any thread. Pulls, read-only pulls, announcements
+// and a MEM-PS's Stores and Releases share the lock and run beside each other (the Pull
+// stage's and the training thread's; Stores and Releases also take a lock of their own, so
+// one runs at a time); applying the write-back buffer, Load, Evict-before-pull and
 // WithStore hold it alone. A buffering Store or Release takes only the buffer's own lock.
+// A pull flags the rows of the passes in flight when its reads start.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -81,8 +87,9 @@ struct TierCounters {
 
 class ShardServer {
  public:
-  // store: the rank's stack; mem: the MEM-PS inside it, or null when every row is in DRAM;
-  // ssd: the SSD-PS under mem, or null.
+  // store: the rank's stack; mem: the MEM-PS inside it (built with evict_in_calls off, so
+  // that Store's PutIfRoom finds the room the pulls' evictions leave), or null when every
+  // row is in DRAM; ssd: the SSD-PS under mem, or null.
   ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd = nullptr);
 
   size_t row_bytes() const { return row_bytes_; }
@@ -144,11 +151,11 @@ class ShardServer {
   void Hold(int pass, std::shared_ptr<const KeyIndex> owned, std::vector<uint8_t> pending = {});
 
   // Pass-end write-back of returned rows: keys (n), rows (n, row_bytes); buffered without
-  // a MEM-PS (see above).
+  // a MEM-PS, put at once with one (see above).
   Status Store(const uint64_t* keys, size_t n, const uint8_t* rows);
 
-  // Every row of `pass` was stored: once the buffer is applied, the pass leaves the
-  // in-flight set, and the MEM-PS unpins it and moves on to the next pass.
+  // Every row of `pass` was stored: the pass leaves the in-flight set (once the buffer is
+  // applied, when buffered), and the MEM-PS unpins it and moves on to the next pass.
   Status Release(int pass);
 
   // Resume: stores rows (n, row_bytes) and evicts down to the cache budget.
@@ -177,10 +184,15 @@ class ShardServer {
   // the in-flight set and the MEM-PS unpins them. REQUIRES: mu_ held alone.
   Status ApplyWriteBack();
   bool WriteBackPending();
-  // The pass leaves the in-flight set; the MEM-PS unpins it. REQUIRES: mu_ held alone.
+  // The pass leaves the in-flight set; the MEM-PS unpins it. REQUIRES: mu_ held alone, or
+  // shared with store_mu_ held when nothing is erased (evict_unseen_passes 0) and the
+  // MEM-PS evicts only in Evict.
   Status ReleaseNow(int pass);
   // Puts a push-back's rows, noting their keys when LogChanged. REQUIRES: mu_ held alone.
   Status PutReturned(const uint64_t* keys, size_t n, const uint8_t* rows);
+  // Notes keys (n) as stored when LogChanged. REQUIRES: mu_ held alone, or shared with
+  // store_mu_ held (a MEM-PS's Store).
+  void LogChangedKeys(const uint64_t* keys, size_t n);
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
   // Rows of keys not stored, or dead by pass `now` (eviction), are created (InitRow), or
@@ -190,7 +202,14 @@ class ShardServer {
   bool Dead(const uint8_t* row, int now) const;
   // Erases the rows that died at the end of `pass`. REQUIRES: mu_ held alone.
   Status EvictDead(int pass);
-  bool HeldBefore(int pass, uint64_t key) const;
+  struct Held {
+    std::shared_ptr<const KeyIndex> owned;
+    std::vector<uint8_t> pending;  // by owned id, or empty
+  };
+  // The passes before `pass` in flight now.
+  std::vector<std::shared_ptr<const Held>> InFlightBefore(int pass);
+  // Whether one of passes holds key.
+  static bool HeldBy(const std::vector<std::shared_ptr<const Held>>& passes, uint64_t key);
 
   const ModelSpec model_;
   const RowLayout layout_;  // of the stored rows
@@ -198,20 +217,20 @@ class ShardServer {
   std::unique_ptr<RowStore> store_;
   MemPs* const mem_;
   SsdStore* const ssd_;
-  // Shared: pulls, read-only pulls, announcements. Alone: writes and the in-flight set.
+  // Shared: pulls, read-only pulls, announcements, a MEM-PS's Stores and Releases. Alone:
+  // the other writes.
   std::shared_mutex mu_;
-  struct Held {
-    std::shared_ptr<const KeyIndex> owned;
-    std::vector<uint8_t> pending;  // by owned id, or empty
-  };
-  std::map<int, Held> in_flight_;  // protected by mu_
+  std::mutex in_flight_mu_;  // pulls and releases may run beside each other
+  std::map<int, std::shared_ptr<const Held>> in_flight_;  // protected by in_flight_mu_
   const std::unique_ptr<Admission> admission_;  // null without admission
-  int released_through_ = -1;          // protected by mu_: the last pass released
+  std::atomic<int> released_through_{-1};  // the last pass released
   std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
   bool log_erased_ = false;            // protected by mu_
   bool log_changed_ = false;           // protected by mu_
-  std::vector<uint64_t> changed_;      // protected by mu_: keys stored since TakeChanged (LogChanged)
-  size_t changed_distinct_ = 0;        // protected by mu_: changed_'s size after its last dedup
+  // Written under mu_ alone, or under mu_ shared with store_mu_ (a MEM-PS's Store).
+  std::mutex store_mu_;  // a MEM-PS's Stores and Releases, one at a time
+  std::vector<uint64_t> changed_;      // keys stored since TakeChanged (LogChanged)
+  size_t changed_distinct_ = 0;        // changed_'s size after its last dedup
   std::map<int, std::vector<uint64_t>> erased_;  // protected by mu_: keys erased, by pass (LogErased)
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
   std::set<int> announced_;  // protected by announce_mu_: passes announced, not yet released
