@@ -101,11 +101,9 @@ class MemPsImpl final : public MemPs {
     });
     if (missing.empty()) return Status::OK();
 
-    std::vector<uint64_t> keys_in(missing.size());
-    for (size_t j = 0; j < missing.size(); ++j) keys_in[j] = keys[missing[j]];
-    std::vector<uint8_t> rows_in(missing.size() * row_bytes_);
-    std::vector<uint8_t> found_in(missing.size(), 0);
-    STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), rows_in.data(), found_in.data()));
+    std::vector<uint64_t> keys_in;
+    std::vector<uint8_t> rows_in, found_in;
+    STRATA_RETURN_IF_ERROR(ReadBacking(keys, missing, &keys_in, &rows_in, &found_in));
     ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
       const size_t i = missing[j];
       ++s.backing_lookups;
@@ -140,6 +138,7 @@ class MemPsImpl final : public MemPs {
     *put = true;
     return PutGroups(keys, groups, rows);
   }
+
   // Cached rows leave the cache; the backing store erases the keys it holds (a key not
   // cached is there, as every key is present).
   Status Erase(const uint64_t* keys, size_t n) override {
@@ -210,7 +209,6 @@ class MemPsImpl final : public MemPs {
   }
 
   Status Evict() override { return Trim(options_.evict_in_calls ? Target::kBudget : Target::kRoomForInserts); }
-
 
   Status Flush() override {
     FlushBatch batch;
@@ -346,11 +344,9 @@ class MemPsImpl final : public MemPs {
     });
     if (!probe.empty()) {
       // Only to keep num_keys() exact: is the key new to the store as a whole?
-      std::vector<uint64_t> keys_in(probe.size());
-      for (size_t j = 0; j < probe.size(); ++j) keys_in[j] = keys[probe[j]];
-      std::vector<uint8_t> scratch(probe.size() * row_bytes_);
-      std::vector<uint8_t> found_in(probe.size(), 0);
-      STRATA_RETURN_IF_ERROR(backing_->Get(keys_in.data(), keys_in.size(), scratch.data(), found_in.data()));
+      std::vector<uint64_t> keys_in;
+      std::vector<uint8_t> scratch, found_in;
+      STRATA_RETURN_IF_ERROR(ReadBacking(keys, probe, &keys_in, &scratch, &found_in));
       ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
         const uint8_t* row = rows + probe[j] * row_bytes_;
         ++s.backing_lookups;
@@ -360,6 +356,17 @@ class MemPsImpl final : public MemPs {
       });
     }
     return Status::OK();
+  }
+
+  // Reads keys[which[j]] from the backing store into (*keys_in)[j], (*rows_in)[j] and
+  // (*found_in)[j] (no stripe lock held: it may block on the disk).
+  Status ReadBacking(const uint64_t* keys, const std::vector<size_t>& which, std::vector<uint64_t>* keys_in,
+                     std::vector<uint8_t>* rows_in, std::vector<uint8_t>* found_in) {
+    keys_in->resize(which.size());
+    for (size_t j = 0; j < which.size(); ++j) (*keys_in)[j] = keys[which[j]];
+    rows_in->resize(which.size() * row_bytes_);
+    found_in->assign(which.size(), 0);
+    return backing_->Get(keys_in->data(), keys_in->size(), rows_in->data(), found_in->data());
   }
 
   // REQUIRES: s.mu held. Copies the cached row of key to out and touches it; false if absent.

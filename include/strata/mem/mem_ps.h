@@ -23,9 +23,9 @@
 // one PutIfRoom (a Get racing it for a key returns the row before the put or after it,
 // never a mix; rows a concurrent Get loads may take the cache a little past its budget),
 // and, with evict_in_calls off, one UnpinPass or BeginPass (then they evict nothing).
-// Every other call needs external serialization against all calls. Get never writes to the backing store: rows it loads may leave the cache over
-// budget until the next Put, BeginPass, UnpinPass or Evict (only Evict with evict_in_calls
-// off).
+// Every other call needs external serialization against all calls. Get never writes to
+// the backing store: rows it loads may leave the cache over budget until the next Put,
+// BeginPass, UnpinPass or Evict (only Evict with evict_in_calls off).
 #pragma once
 
 #include <cstddef>
