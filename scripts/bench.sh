@@ -42,8 +42,9 @@
 #                     examples/s ratio, peak RSS, DRAM bytes a row held, equal eval AUC. Criteo-
 #                     sized rows: a BENCH_LTM_GB (default 4) GiB model of dim-16 rows, 0.5 GB
 #                     cache, Zipf-1 keys; 1 KB rows: BENCH_LTM_KB_GB (default 8) GiB of dim-128
-#                     rows, 1 GB cache (about 12 minutes; needs 2x each model on disk; leave
-#                     it out of BENCH_SECTIONS to skip)
+#                     rows, 1 GB cache; each case alternates the two runs BENCH_RUNS times
+#                     (about 25 minutes at 3; needs 2x each model on disk; leave it out of
+#                     BENCH_SECTIONS to skip)
 #
 # Knobs (environment): BENCH_RUNS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
 # to run, space-separated; default all).
@@ -477,7 +478,8 @@ print([r for r in map(json.loads, open('$1')) if r['type'] == 'pass'][-1]['$2'])
 # a GIB GiB model of dim-DIM rows trained with --mem-cache-gb CACHE_GB (and --ssd-io direct,
 # so the page cache holds none of it either) and with every row in DRAM, 1 rank. The data
 # has about KEYS_PER_ROW distinct keys a training row at this cardinality and skew, which
-# sizes the training set (2% spare).
+# sizes the training set (2% spare). The two runs alternate $RUNS times, so drifting load
+# hits both alike; the speed is the median of the pairs' ratios.
 ltm_case() {
   local name=$1 gb=$2 dim=$3 cache=$4 zipf=$5 keys_per_row=$6 pass=$7
   local row_bytes=$(( 2 * dim * 4 + 8 )) rows keys_bytes
@@ -499,25 +501,38 @@ ltm_case() {
     --zipf "$zipf" --seed 7 | sed 's/^/  datagen: /'
   local flags=(--train "$data/train.tsv" --eval "$data/eval.tsv" --embedding-dim "$dim" --mlp 128,64
                --batch-size 1024 --pass-examples "$pass" --threads 2)
+  local cached=(--mem-cache-gb "$cache" --ssd-dir "$dir" --ssd-io direct)
   local plan
-  plan=$($MPIRUN -np 1 "$TRAIN" "${flags[@]}" --mem-cache-gb "$cache" --ssd-dir "$dir" --ssd-io direct --dry-run \
-         | awk '$1 == "DRAM" {print $2 * 1e9}')
-  run_strata 1 "$WORK/ltm-$name-cached.log" "$WORK/ltm-$name-cached.jsonl" "${flags[@]}" --mem-cache-gb "$cache" \
-    --ssd-dir "$dir" --ssd-io direct
-  rm -rf "$dir"
-  run_strata 1 "$WORK/ltm-$name-dram.log" "$WORK/ltm-$name-dram.jsonl" "${flags[@]}" --mem-cache-gb 0
+  plan=$($MPIRUN -np 1 "$TRAIN" "${flags[@]}" "${cached[@]}" --dry-run | awk '$1 == "DRAM" {print $2 * 1e9}')
+  local r ratios=()
+  for r in $(seq "$RUNS"); do
+    run_strata 1 "$WORK/ltm-$name-cached-$r.log" "$WORK/ltm-$name-cached-$r.jsonl" "${flags[@]}" "${cached[@]}"
+    rm -rf "$dir"
+    run_strata 1 "$WORK/ltm-$name-dram-$r.log" "$WORK/ltm-$name-dram-$r.jsonl" "${flags[@]}" --mem-cache-gb 0
+    ratios+=("$(ratio "$(json_field "$WORK/ltm-$name-cached-$r.jsonl" examples_per_s)" \
+                      "$(json_field "$WORK/ltm-$name-dram-$r.jsonl" examples_per_s)")")
+    echo "  pair $r: cached / in DRAM ${ratios[-1]}"
+  done
   rm -rf "$data"
+  ltm_report "$name" "$row_bytes" "$cache" "$plan" "$(median "${ratios[@]}")"
+}
+
+# ltm_report NAME ROW_BYTES CACHE_GB PLAN_BYTES SPEED_RATIO: the lines and summary of one
+# ltm_case from its runs' JSONL (the peak RSS is the largest of the runs; the AUC and the
+# DRAM a row held are those of the first pair).
+ltm_report() {
+  local name=$1 row_bytes=$2 cache=$3 plan=$4 speed=$5
   local -A eps=() rss=() auc=() per_row=()
   local run keys read
   for run in cached dram; do
-    local m=$WORK/ltm-$name-$run.jsonl
-    eps[$run]=$(json_field "$m" examples_per_s)
-    rss[$run]=$(json_field "$m" peak_rss_bytes)
+    local m=$WORK/ltm-$name-$run-1.jsonl
+    eps[$run]=$(median $(for f in "$WORK/ltm-$name-$run"-*.jsonl; do json_field "$f" examples_per_s; done))
+    rss[$run]=$(for f in "$WORK/ltm-$name-$run"-*.jsonl; do json_field "$f" peak_rss_bytes; done | sort -g | tail -1)
     auc[$run]=$(json_field "$m" eval_auc)
     per_row[$run]=$(last_pass_field "$m" dram_bytes_per_row)  # the cache is full by then
   done
-  keys=$(json_field "$WORK/ltm-$name-cached.jsonl" keys)
-  read=$("$PY" -c "import json; print(sum(r.get('ssd_rows_read', 0) for r in map(json.loads, open('$WORK/ltm-$name-cached.jsonl')) if r['type'] == 'pass'))")
+  keys=$(json_field "$WORK/ltm-$name-cached-1.jsonl" keys)
+  read=$("$PY" -c "import json; print(sum(r.get('ssd_rows_read', 0) for r in map(json.loads, open('$WORK/ltm-$name-cached-1.jsonl')) if r['type'] == 'pass'))")
   printf '  model: %s keys x %s B = %.2f GiB of rows; the cached run read %s rows back from the SSD-PS\n' \
     "$keys" "$row_bytes" "$(awk -v k="$keys" -v b="$row_bytes" 'BEGIN {print k * b / 2^30}')" "$read"
   printf '  %-22s %7.0f examples/s  peak RSS %5.2f GB  DRAM %5.1f B a row held (%.2fx)  eval AUC %s\n' \
@@ -525,7 +540,7 @@ ltm_case() {
     "${per_row[cached]}" "$(ratio "${per_row[cached]}" "$row_bytes")" "${auc[cached]}" \
     "every row in DRAM" "${eps[dram]}" "$(awk -v r="${rss[dram]}" 'BEGIN {print r / 1e9}')" \
     "${per_row[dram]}" "$(ratio "${per_row[dram]}" "$row_bytes")" "${auc[dram]}"
-  summary_add "larger than memory, $name: cached / in DRAM (examples/s)" "$(ratio "${eps[cached]}" "${eps[dram]}")"
+  summary_add "larger than memory, $name: cached / in DRAM (examples/s)" "$speed"
   summary_add "larger than memory, $name: peak RSS cached, GB" "$(awk -v r="${rss[cached]}" 'BEGIN {printf "%.2f", r / 1e9}')"
   printf '  --dry-run plan of the cached run: %.2f GB of DRAM against its peak RSS of %.2f GB\n' \
     "$(awk -v p="$plan" 'BEGIN {print p / 1e9}')" "$(awk -v r="${rss[cached]}" 'BEGIN {print r / 1e9}')"

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "strata/common/hash.h"
+#include "strata/common/huge_pages.h"
 #include "strata/common/status.h"
 
 namespace strata {
@@ -49,9 +49,9 @@ class HostTable {
 
   size_t row_bytes_;
   size_t max_keys_ = 0;
-  std::vector<uint32_t> slots_;  // index into keys_/arena_, or kEmpty
-  std::vector<uint64_t> keys_;
-  std::vector<uint8_t> arena_;
+  HugeVector<uint32_t> slots_;  // index into keys_/arena_, or kEmpty
+  HugeVector<uint64_t> keys_;
+  HugeVector<uint8_t> arena_;
 };
 
 }  // namespace strata

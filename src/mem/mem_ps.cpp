@@ -197,7 +197,7 @@ class MemPsImpl final : public MemPs {
   }
 
   void Pin(const uint64_t* keys, size_t n, int pass) override {
-    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) { s.policy.PinKey(keys[i], pass); });
+    ForEachInGroups<kIndexOnly>(GroupByStripe(keys, n), keys, [&](Stripe& s, size_t i) { s.policy.PinKey(keys[i], pass); });
   }
 
   Status UnpinPass(int pass) override {
@@ -297,29 +297,32 @@ class MemPsImpl final : public MemPs {
   // stripe: one lock a stripe, and each stripe's index and filter stay in the CPU's cache
   // while its keys are handled.
   // The index slots and filter blocks of the key kPrefetchAhead places on are loaded while
-  // a key is handled, so the loop waits for about one cache miss a key, not several.
+  // a key is handled, so the loop waits for about one cache miss a key, not several. A
+  // visit that never asks the filter (kIndexOnly) loads only the index.
   static constexpr uint32_t kPrefetchAhead = 8;
+  static constexpr bool kIndexOnly = false;
   template <typename Visit>
   void ForEachByStripe(const uint64_t* keys, size_t n, const Visit& visit) const {
     ForEachInGroups(GroupByStripe(keys, n), keys, visit);
   }
-  template <typename Visit>
+  template <bool kWithFilter = true, typename Visit>
   void ForEachInGroups(const StripeGroups& g, const uint64_t* keys, const Visit& visit) const {
     for (size_t j = 0; j < stripes_.size(); ++j) {
       const uint32_t begin = g.begin[j], end = g.begin[j + 1];
       if (begin == end) continue;
       Stripe& s = *stripes_[j];
       std::lock_guard lock(s.mu);
-      for (uint32_t k = begin; k < std::min(end, begin + kPrefetchAhead); ++k) Prefetch(s, keys[g.order[k]]);
+      for (uint32_t k = begin; k < std::min(end, begin + kPrefetchAhead); ++k) Prefetch<kWithFilter>(s, keys[g.order[k]]);
       for (uint32_t k = begin; k < end; ++k) {
-        if (k + kPrefetchAhead < end) Prefetch(s, keys[g.order[k + kPrefetchAhead]]);
+        if (k + kPrefetchAhead < end) Prefetch<kWithFilter>(s, keys[g.order[k + kPrefetchAhead]]);
         visit(s, g.order[k]);
       }
     }
   }
+  template <bool kWithFilter>
   void Prefetch(const Stripe& s, uint64_t key) const {
     s.policy.Prefetch(key);
-    if (bloom_enabled_) s.bloom.Prefetch(key);
+    if (kWithFilter && bloom_enabled_) s.bloom.Prefetch(key);
   }
 
   uint64_t Frequency(const Stripe& s, Handle h, const uint8_t* row) const {

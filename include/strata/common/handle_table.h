@@ -14,9 +14,8 @@
 
 #include <cassert>
 #include <cstdint>
-#include <vector>
-
 #include "strata/common/hash.h"
+#include "strata/common/huge_pages.h"
 
 namespace strata {
 
@@ -82,8 +81,8 @@ class HandleTable {
 
   // Empties the table and frees its arrays.
   void Clear() {
-    std::vector<uint32_t>().swap(slots_);
-    std::vector<uint8_t>().swap(tags_);
+    HugeVector<uint32_t>().swap(slots_);
+    HugeVector<uint8_t>().swap(tags_);
     size_ = 0;
   }
 
@@ -127,8 +126,8 @@ class HandleTable {
 
   template <typename KeyOf>
   void Rehash(size_t n, const KeyOf& key_of) {
-    std::vector<uint32_t> old_slots;
-    std::vector<uint8_t> old_tags;
+    HugeVector<uint32_t> old_slots;
+    HugeVector<uint8_t> old_tags;
     old_slots.swap(slots_);
     old_tags.swap(tags_);
     slots_.assign(n, kNone);
@@ -138,8 +137,8 @@ class HandleTable {
     }
   }
 
-  std::vector<uint32_t> slots_;  // a handle where tags_ is not kEmpty
-  std::vector<uint8_t> tags_;
+  HugeVector<uint32_t> slots_;  // a handle where tags_ is not kEmpty
+  HugeVector<uint8_t> tags_;
   size_t size_ = 0;
 };
 

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "strata/common/huge_pages.h"
+
 namespace strata {
 
 class BloomFilter {
@@ -35,7 +37,7 @@ class BloomFilter {
     uint64_t words[8] = {};
   };
   struct Filter {
-    std::vector<Block> blocks;
+    HugeVector<Block> blocks;
     size_t capacity = 0;  // keys it was sized for
     size_t count = 0;
     int probes = 0;

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "strata/common/handle_table.h"
+#include "strata/common/huge_pages.h"
 #include "strata/mem/bloom_filter.h"
 
 namespace strata {
@@ -194,8 +195,8 @@ class CachePolicy {
   // (pass, its first stamp) for the passes begun after unpinned_through_, oldest first.
   std::vector<std::pair<int, uint32_t>> pass_stamps_ = {{0, 1}};
   std::vector<int> pinned_passes_;  // passes pinned and not yet unpinned, ascending
-  std::vector<uint64_t> keys_;      // per handle
-  std::vector<Meta> meta_;          // per handle
+  HugeVector<uint64_t> keys_;      // per handle
+  HugeVector<Meta> meta_;          // per handle
   std::vector<Handle> free_;
   HandleTable index_;               // key -> handle
   size_t pinned_rows_ = 0;
