@@ -94,15 +94,15 @@ Status OpenGroup(hid_t loc, const std::string& name, const std::string& file, Ha
   return Status::OK();
 }
 
-Status Dataset::Create(hid_t loc, const std::string& name, hid_t type, uint64_t cols,
-                       uint64_t chunk_rows, const std::string& where, Dataset* out) {
+Status Dataset::Create(hid_t loc, const std::string& name, hid_t type, uint64_t cols, uint64_t chunk_rows,
+                       ChunkCheck check, const std::string& where, Dataset* out) {
   const int rank = cols ? 2 : 1;
   const hsize_t dims[2] = {0, cols}, maxdims[2] = {H5S_UNLIMITED, cols};
   const hsize_t chunk[2] = {std::max<hsize_t>(chunk_rows, 1), cols};
   Handle space(H5Screate_simple(rank, dims, maxdims), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (!space.valid() || !dcpl.valid() || H5Pset_chunk(dcpl.get(), rank, chunk) < 0 ||
-      H5Pset_fletcher32(dcpl.get()) < 0) {
+      (check == ChunkCheck::kFletcher32 && H5Pset_fletcher32(dcpl.get()) < 0)) {
     return Error(Status::Code::kIOError, where + ": cannot set up dataset");
   }
   out->ds_ = Handle(H5Dcreate2(loc, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(),
@@ -198,7 +198,8 @@ Status Dataset::ChunkOffsets(std::vector<uint64_t>* offsets) const {
 Status WriteVector(hid_t loc, const std::string& name, hid_t type, const void* data, uint64_t n,
                    const std::string& where) {
   Dataset ds;
-  STRATA_RETURN_IF_ERROR(Dataset::Create(loc, name, type, 0, std::clamp<uint64_t>(n, 1, 1 << 16), where, &ds));
+  STRATA_RETURN_IF_ERROR(
+      Dataset::Create(loc, name, type, 0, std::clamp<uint64_t>(n, 1, 1 << 16), ChunkCheck::kFletcher32, where, &ds));
   return ds.Append(data, n);
 }
 

@@ -1,5 +1,6 @@
 // Thin wrappers over the HDF5 C API for the checkpoint files: RAII handles, chunked
-// Fletcher32 datasets written and read in row ranges, scalar/string/array attributes.
+// datasets (Fletcher32-checked unless their file has a checksum of its own) written and
+// read in row ranges, scalar/string/array attributes.
 // Every failure becomes a Status naming the file and the object, with HDF5's innermost
 // error description ("data error detected by Fletcher32 checksum"). Stateless apart from
 // the handles; safe to use from several threads on different files.
@@ -54,12 +55,18 @@ Status OpenFileReadOnly(const std::string& path, Handle* file);
 Status CreateGroup(hid_t loc, const std::string& name, const std::string& file, Handle* group);
 Status OpenGroup(hid_t loc, const std::string& name, const std::string& file, Handle* group);
 
-// A chunked, extendible, Fletcher32-checked dataset of rank 1 (cols == 0) or (rows, cols).
-// Owns the handle; `where` ("rows-0.h5: /rows/keys") prefixes every error.
+// Whether HDF5 checks each chunk of a dataset with its Fletcher32 filter. kNone is for the
+// datasets of a file whose whole content is checksummed elsewhere (format.h): the filter
+// would cost most of the write's CPU for a check that is made anyway. Readers need not
+// know: HDF5 applies the filter a dataset was written with.
+enum class ChunkCheck { kFletcher32, kNone };
+
+// A chunked, extendible dataset of rank 1 (cols == 0) or (rows, cols). Owns the handle;
+// `where` ("rows-0.h5: /rows/keys") prefixes every error.
 class Dataset {
  public:
-  static Status Create(hid_t loc, const std::string& name, hid_t type, uint64_t cols,
-                       uint64_t chunk_rows, const std::string& where, Dataset* out);
+  static Status Create(hid_t loc, const std::string& name, hid_t type, uint64_t cols, uint64_t chunk_rows,
+                       ChunkCheck check, const std::string& where, Dataset* out);
   static Status Open(hid_t loc, const std::string& name, hid_t type, uint64_t cols,
                      const std::string& where, Dataset* out);
 

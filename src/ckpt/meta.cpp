@@ -197,7 +197,8 @@ Status WriteLayers(hid_t dense, const CheckpointMeta& meta, const std::string& w
       continue;
     }
     h5::Dataset matrix;
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), name, H5T_NATIVE_FLOAT, block.cols, block.rows, w, &matrix));
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), name, H5T_NATIVE_FLOAT, block.cols, block.rows,
+                                               h5::ChunkCheck::kFletcher32, w, &matrix));
     STRATA_RETURN_IF_ERROR(matrix.Append(values, block.rows));
   }
   return Status::OK();

@@ -1,8 +1,10 @@
 // rows-<r>.h5: writing a rank's rows from its RowStore, scanning them back in batches with
 // count and CRC checks, and loading the rows a rank owns under a new rank count. Writing
-// and scanning each run one helper thread for the HDF5 side (Fletcher32, copies, file I/O)
-// so it overlaps the row encoding and the CRC on the calling thread; the calling thread
-// joins it before returning, on every path.
+// and scanning each run one helper thread for the HDF5 side (copies, file I/O) so it
+// overlaps the row encoding and the CRC on the calling thread; the calling thread joins it
+// before returning, on every path. The file's CRC32 in meta.h5 covers every byte of its
+// rows, so its datasets go without HDF5's per-chunk Fletcher32 (which took more CPU than
+// the rest of a write): a damaged row is found by the CRC once its file has been read.
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -109,7 +111,7 @@ Status AppendBatch(h5::Dataset* ds, Columns* cols, int writeback_fd) {
 }  // namespace
 
 // Two threads share the work: this one scans the store into one column batch and CRCs it
-// while a helper appends the previous batch to the datasets (HDF5's Fletcher32 and copies).
+// while a helper appends the previous batch to the datasets (HDF5's copies and writes).
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      RowStore& store, uint32_t min_last_pass, RankFileInfo* info) {
   assert(store.row_bytes() == layout.bytes());
@@ -132,7 +134,8 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   h5::Dataset ds[kColumns];
   for (int c = 0; c < kColumns; ++c) {
     STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c, layout), ColumnCols(c, layout),
-                                               chunk_rows, path + ": /rows/" + kColumnNames[c], &ds[c]));
+                                               chunk_rows, h5::ChunkCheck::kNone, path + ": /rows/" + kColumnNames[c],
+                                               &ds[c]));
   }
   const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
   const size_t batch = BatchRows(layout.dim), eb = layout.embedding_bytes(), s = layout.state_floats;
@@ -226,7 +229,10 @@ Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, in
 }  // namespace
 
 // Two threads share the work: a helper reads the next batch from the datasets (HDF5's
-// Fletcher32 checks and copies) while this one CRCs, checks and hands over the current one.
+// reads and copies, and the Fletcher32 checks of files written with them) while this one
+// CRCs, checks and hands over the current one. The sink has every row of the file before
+// its CRC is checked: a damaged file fails the scan at its end, and the caller with it (a
+// resume stops before training, a tool exits 1).
 Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
                     const RowSink& sink) {
   assert(file_rank >= 0 && file_rank < meta.ranks);
@@ -257,7 +263,7 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
   }
   if (crc.Value() != expect.crc32) {
     char msg[128];
-    std::snprintf(msg, sizeof msg, ": CRC32 %08x, %s says %08x (a file of another checkpoint or rank?)",
+    std::snprintf(msg, sizeof msg, ": CRC32 %08x, %s says %08x (damaged, or a file of another checkpoint or rank)",
                   crc.Value(), kMetaFileName, expect.crc32);
     return Status::Corruption(path + msg);
   }

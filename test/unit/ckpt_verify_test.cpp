@@ -62,7 +62,7 @@ TEST_CASE("ckpt: verify passes a good checkpoint and reports damage clearly") {
   SUBCASE("flipped byte inside a dataset") {
     const std::string file = ckpt + "/rows-1.h5";
     FlipByte(file, FirstChunkOffset(file, "/rows/embedding", H5T_NATIVE_FLOAT, 4) + 100);
-    ExpectVerifyFails(ckpt, {"rows-1.h5: /rows/embedding", "Fletcher32"});
+    ExpectVerifyFails(ckpt, {"rows-1.h5", "CRC32", "damaged"});
     CHECK(load().code() == Status::Code::kCorruption);
   }
   SUBCASE("flipped byte in the dense parameters") {

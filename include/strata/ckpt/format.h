@@ -1,6 +1,8 @@
 // Checkpoint format: what a checkpoint (or a delta export) is on disk, and the metadata
-// struct that describes it. Every file is plain HDF5 (h5dump -H reads them); every dataset
-// is chunked with HDF5's Fletcher32 filter, so any torn or flipped chunk fails its read.
+// struct that describes it. Every file is plain HDF5 (h5dump -H reads them); every byte of
+// a dataset is checksummed, so a torn or flipped chunk is found when it is read: the rows
+// of rows-<r>.h5 by the file's CRC32 in meta.h5, every other dataset by HDF5's Fletcher32
+// filter on each chunk.
 //
 //   <checkpoint-dir>/
 //     LATEST                 one line: the name of the selected checkpoint ("ckpt-00000012")
@@ -61,11 +63,13 @@
 //     /deleted/keys           u64 (m)            attr rank i32 on /deleted; the keys of rank
 //                                                r's rows eviction erased since the base
 //
-// Checksums. Fletcher32 (HDF5) covers each chunk of each dataset and is checked by every
-// read. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated little-endian
-// bytes of keys, embedding, state, freq, last_pass (in that order, all n rows); it binds
-// each rank file to this meta.h5, so a missing, swapped, stale or short file is detected
-// even where every chunk is intact. HDF5's own metadata (superblock, object headers) is
+// Checksums. The CRC32 in /ranks/crc32 is zlib's crc32 over the concatenated
+// little-endian bytes of keys, embedding, state, freq, last_pass (in that order, all n
+// rows): it covers every row byte of the rank file and binds the file to this meta.h5, so
+// a damaged, missing, swapped, stale or short file is detected. Fletcher32 (HDF5) covers
+// each chunk of every other dataset (meta.h5's, the pending and deleted files') and is
+// checked by every read; rank files written before it was dropped from them have it too,
+// and read the same. HDF5's own metadata (superblock, object headers) is
 // checked by the library when it opens the file; a truncated file fails to open.
 //
 // An increment (--checkpoint-incremental) is a checkpoint of kind "increment" in the

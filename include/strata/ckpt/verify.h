@@ -1,6 +1,6 @@
-// Offline integrity check of a checkpoint or delta: every dataset read through its
-// Fletcher32 checksums, every rank file present and matching meta.h5's row count and
-// CRC32, every key distinct and stored by its owner, dense shapes consistent with the
+// Offline integrity check of a checkpoint or delta: every dataset read (through its
+// Fletcher32 checksums where it has them), every rank file present and matching meta.h5's
+// row count and CRC32, every key distinct and stored by its owner, dense shapes consistent with the
 // model. Used by strata-inspect verify; reads each file once, holds 8 bytes per key.
 #pragma once
 
