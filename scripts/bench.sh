@@ -43,7 +43,7 @@
 #                     sized rows: a BENCH_LTM_GB (default 4) GiB model of dim-16 rows, 0.5 GB
 #                     cache, Zipf-1 keys; 1 KB rows: BENCH_LTM_KB_GB (default 8) GiB of dim-128
 #                     rows, 1 GB cache; each case alternates the two runs BENCH_RUNS times
-#                     (about 25 minutes at 3; needs 2x each model on disk; leave it out of
+#                     (about 35 minutes at 3; needs 2x each model on disk; leave it out of
 #                     BENCH_SECTIONS to skip)
 #
 # Knobs (environment): BENCH_RUNS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
