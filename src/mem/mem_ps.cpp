@@ -197,7 +197,7 @@ class MemPsImpl final : public MemPs {
   }
 
   void Pin(const uint64_t* keys, size_t n, int pass) override {
-    ForEachInGroups<kIndexOnly>(GroupByStripe(keys, n), keys, [&](Stripe& s, size_t i) { s.policy.PinKey(keys[i], pass); });
+    ForEachByStripe<kIndexOnly>(keys, n, [&](Stripe& s, size_t i) { s.policy.PinKey(keys[i], pass); });
   }
 
   Status UnpinPass(int pass) override {
@@ -301,9 +301,9 @@ class MemPsImpl final : public MemPs {
   // visit that never asks the filter (kIndexOnly) loads only the index.
   static constexpr uint32_t kPrefetchAhead = 8;
   static constexpr bool kIndexOnly = false;
-  template <typename Visit>
+  template <bool kWithFilter = true, typename Visit>
   void ForEachByStripe(const uint64_t* keys, size_t n, const Visit& visit) const {
-    ForEachInGroups(GroupByStripe(keys, n), keys, visit);
+    ForEachInGroups<kWithFilter>(GroupByStripe(keys, n), keys, visit);
   }
   template <bool kWithFilter = true, typename Visit>
   void ForEachInGroups(const StripeGroups& g, const uint64_t* keys, const Visit& visit) const {

@@ -21,6 +21,13 @@ ModelSpec Spec() {
   return m;
 }
 
+// Keys from, from + 1, ..., to.
+std::vector<uint64_t> KeysFromTo(uint64_t from, uint64_t to) {
+  std::vector<uint64_t> keys;
+  for (uint64_t k = from; k <= to; ++k) keys.push_back(k);
+  return keys;
+}
+
 std::shared_ptr<KeyIndex> IndexOf(const std::vector<uint64_t>& keys) {
   auto index = std::make_shared<KeyIndex>();
   index->Reset(keys.size());
@@ -93,9 +100,7 @@ CachedServer MakeCached(size_t capacity_rows = 8, int stripes = 1) {
 TEST_CASE("shard server: pulled passes stay cached until released; then evictions write them back") {
   CachedServer c = MakeCached();
   const size_t rb = c.server->row_bytes();
-  std::vector<uint64_t> first, second;
-  for (uint64_t k = 1; k <= 12; ++k) first.push_back(k);
-  for (uint64_t k = 101; k <= 112; ++k) second.push_back(k);
+  const std::vector<uint64_t> first = KeysFromTo(1, 12), second = KeysFromTo(101, 112);
   std::vector<uint8_t> rows(12 * rb), held(12);
   const std::vector<uint8_t> trained(12 * rb, 0x11);
   REQUIRE(c.server->Announce(0, first.data(), first.size()).ok());
@@ -120,9 +125,7 @@ TEST_CASE("shard server: pulled passes stay cached until released; then eviction
 TEST_CASE("shard server: with a MEM-PS, a pass's Store and Release run beside the next pull, which flags or sees each row") {
   CachedServer c = MakeCached(/*capacity_rows=*/1024, /*stripes=*/4);
   const size_t rb = c.server->row_bytes();
-  std::vector<uint64_t> first, second;
-  for (uint64_t k = 1; k <= 300; ++k) first.push_back(k);
-  for (uint64_t k = 151; k <= 450; ++k) second.push_back(k);
+  const std::vector<uint64_t> first = KeysFromTo(1, 300), second = KeysFromTo(151, 450);
   std::vector<uint8_t> rows(300 * rb), held(300);
   const std::vector<uint8_t> trained(300 * rb, 0x11);
   REQUIRE(c.server->Announce(0, first.data(), first.size()).ok());
