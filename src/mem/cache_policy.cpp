@@ -55,7 +55,22 @@ void CachePolicy::Prefetch(uint64_t key) const {
   for (const auto& [pass, filter] : absent_pins_) filter.Prefetch(key);
 }
 
-CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
+CachePolicy::Handle CachePolicy::Insert(uint64_t key) { return InsertWithPins(key, AbsentPinsOf(key)); }
+
+CachePolicy::Handle CachePolicy::InsertPinned(uint64_t key) {
+  const uint32_t pins = AbsentPinsOf(key);
+  return pins != 0 ? InsertWithPins(key, pins) : kNone;
+}
+
+uint32_t CachePolicy::AbsentPinsOf(uint64_t key) const {
+  uint32_t pins = 0;
+  for (const auto& [pass, filter] : absent_pins_) {
+    if (filter.MayContain(key)) pins |= Bit(pass);
+  }
+  return pins;
+}
+
+CachePolicy::Handle CachePolicy::InsertWithPins(uint64_t key, uint32_t pins) {
   Handle h;
   if (!free_.empty()) {
     h = free_.back();
@@ -69,11 +84,9 @@ CachePolicy::Handle CachePolicy::Insert(uint64_t key) {
   }
   keys_[h] = key;
   meta_[h] = Meta{};
+  meta_[h].pins = pins;
   index_.Insert(key, h, Keys());
-  for (const auto& [pass, filter] : absent_pins_) {
-    if (filter.MayContain(key)) meta_[h].pins |= Bit(pass);
-  }
-  pinned_rows_ += meta_[h].pins != 0 ? 1 : 0;
+  pinned_rows_ += pins != 0 ? 1 : 0;
   Changed(h);
   return h;
 }

@@ -1,20 +1,33 @@
 // MEM-PS (strata/mem/mem_ps.h): lock-striped DRAM row cache over a backing RowStore. Each
 // stripe owns a CachePolicy (which doubles as its key index), a RowArena whose slots are
-// the policy's handles, per-slot flags, the pins declared for rows not cached yet, and a Bloom filter of the keys
-// it has written to the backing store.
+// the policy's handles, per-slot flags, the pins declared for rows not cached yet, and a
+// Bloom filter of the keys it has written to the backing store.
+//
+// Placeholders. A key that a pass pinned and that a Get finds nowhere (a new key: most of
+// a pass's keys on a long tail) gets its cache entry and arena slot at once, flagged
+// kPlaceholder, holding no row. The pass's Put then finds the entry and fills it, where it
+// would otherwise look the key up in the index, the filter and the pins of absent keys a
+// second time, on the training thread; and a Get of the key meanwhile (a pass pulled ahead
+// that shares it) answers not-found from it without asking the backing store. A
+// placeholder counts in the budget as the row it reserves; it is never dirty, so eviction
+// drops it without a write, and Scan and num_keys pass it over. Keys no pass
+// pinned (reads for evaluation) get none.
 #include "strata/mem/mem_ps.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "strata/mem/bloom_filter.h"
 #include "strata/common/row_arena.h"
 #include "strata/common/partition.h"
+#include "strata/common/thread_name.h"
 #include "strata/mem/cache_policy.h"
 
 namespace strata {
@@ -24,6 +37,7 @@ using Handle = CachePolicy::Handle;
 
 constexpr uint8_t kDirty = 1;      // newer than the backing store's copy
 constexpr uint8_t kInBacking = 2;  // the backing store holds some version of the key
+constexpr uint8_t kPlaceholder = 4;  // no row yet: the key is in neither tier (see above)
 // Keys a stripe's filter is first sized for: at least its capacity (the keys it writes
 // come in that order of magnitude), so the chain of doubling filters stays short.
 constexpr size_t kBloomInitialKeys = 1 << 14;
@@ -41,7 +55,7 @@ struct Stripe {
   // protected by mu
   CachePolicy policy;  // key -> handle (the row's arena slot), eviction order, pins
   RowArena arena;
-  std::vector<uint8_t> flags;  // per handle: kDirty | kInBacking
+  std::vector<uint8_t> flags;  // per handle: kDirty | kInBacking, or kPlaceholder alone
   BloomFilter bloom;
   uint64_t dirty = 0;
   uint64_t hits = 0, misses = 0, bloom_skips = 0, backing_lookups = 0, backing_rows_read = 0;
@@ -85,36 +99,36 @@ class MemPsImpl final : public MemPs {
   size_t row_bytes() const override { return row_bytes_; }
 
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
-    std::vector<size_t> missing;  // indices into keys that the backing store may hold
-    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) {
-      found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
-      if (found[i]) {
-        ++s.hits;
-        return;
-      }
-      ++s.misses;
-      if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
-        ++s.bloom_skips;
-        return;
-      }
-      missing.push_back(i);
-    });
-    if (missing.empty()) return Status::OK();
+    const Misses misses = LookUpCached(keys, n, rows, found, /*reserve_absent=*/true);
+    BackingRows in;
+    STRATA_RETURN_IF_ERROR(ReadBacking(keys, misses.maybe_stored, &in));
+    FillFromBacking(keys, misses.maybe_stored, in, rows, found);
+    return Status::OK();
+  }
 
-    std::vector<uint64_t> keys_in;
-    std::vector<uint8_t> rows_in, found_in;
-    STRATA_RETURN_IF_ERROR(ReadBacking(keys, missing, &keys_in, &rows_in, &found_in));
-    ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
-      const size_t i = missing[j];
-      ++s.backing_lookups;
-      // A concurrent Get may have cached the key meanwhile: same clean row, keep that one.
-      found[i] = CopyCached(s, keys[i], rows + i * row_bytes_);
-      if (found[i] || !found_in[j]) return;
-      ++s.backing_rows_read;
-      InsertRow(s, keys[i], &rows_in[j * row_bytes_], kInBacking);
-      std::memcpy(rows + i * row_bytes_, &rows_in[j * row_bytes_], row_bytes_);
-      found[i] = 1;
-    });
+  // The Get's reads from the backing store run beside the eviction's writes when the store
+  // allows it: the keys it reads are not cached, so no eviction writes them, and the
+  // eviction takes no row of keys, which are pinned. Placeholders and rows read go in
+  // after the eviction, so the cache (and its arena) do not grow past the budget first.
+  Status EvictThenGet(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
+    const Misses misses = LookUpCached(keys, n, rows, found, /*reserve_absent=*/false);
+    BackingRows in;
+    Status evicted, read;
+    if (backing_->GetsBesidePuts() && !misses.maybe_stored.empty()) {
+      std::thread reader([&] {
+        NameThisThread("strata-memread");
+        read = ReadBacking(keys, misses.maybe_stored, &in);
+      });
+      evicted = Evict();
+      reader.join();
+    } else {
+      evicted = Evict();
+      if (evicted.ok()) read = ReadBacking(keys, misses.maybe_stored, &in);
+    }
+    STRATA_RETURN_IF_ERROR(evicted);
+    STRATA_RETURN_IF_ERROR(read);
+    ReserveAbsent(keys, misses.absent);
+    FillFromBacking(keys, misses.maybe_stored, in, rows, found);
     return Status::OK();
   }
 
@@ -127,16 +141,29 @@ class MemPsImpl final : public MemPs {
     return options_.evict_in_calls ? Trim(Target::kBudget) : Status::OK();
   }
 
+  // A pass's keys nearly all have entries by now (its pinned rows and placeholders), so the
+  // rest, looked up once, are few.
   Status PutIfRoom(const uint64_t* keys, size_t n, const uint8_t* rows, bool* put) override {
-    const StripeGroups groups = GroupByStripe(keys, n);
-    *put = false;
+    std::vector<size_t> rest;  // keys with no entry
+    ForEachByStripe<kIndexOnly>(keys, n, [&](Stripe& s, size_t i) {
+      if (!OverwriteCached(s, keys[i], rows + i * row_bytes_)) rest.push_back(i);
+    });
+    *put = true;
+    if (rest.empty()) return Status::OK();
+    std::vector<uint64_t> rest_keys(rest.size());
+    std::vector<uint8_t> rest_rows(rest.size() * row_bytes_);
+    for (size_t j = 0; j < rest.size(); ++j) {
+      rest_keys[j] = keys[rest[j]];
+      std::memcpy(&rest_rows[j * row_bytes_], rows + rest[j] * row_bytes_, row_bytes_);
+    }
+    const StripeGroups groups = GroupByStripe(rest_keys.data(), rest.size());
     for (size_t j = 0; j < stripes_.size(); ++j) {
       Stripe& s = *stripes_[j];
       std::lock_guard lock(s.mu);
-      if (!RoomIn(s, keys, groups, j)) return Status::OK();
+      *put = RoomIn(s, rest_keys.data(), groups, j);
+      if (!*put) return Status::OK();
     }
-    *put = true;
-    return PutGroups(keys, groups, rows);
+    return PutGroups(rest_keys.data(), groups, rest_rows.data());
   }
 
   // Cached rows leave the cache; the backing store erases the keys it holds (a key not
@@ -161,7 +188,9 @@ class MemPsImpl final : public MemPs {
   Status Scan(const std::function<void(uint64_t, const uint8_t*)>& visit) override {
     for (auto& sp : stripes_) {
       std::lock_guard lock(sp->mu);
-      sp->policy.ForEach([&](uint64_t key, uint32_t slot) { visit(key, sp->arena.row(slot)); });
+      sp->policy.ForEach([&](uint64_t key, uint32_t slot) {
+        if (!(sp->flags[slot] & kPlaceholder)) visit(key, sp->arena.row(slot));
+      });
     }
     return backing_->Scan([&](uint64_t key, const uint8_t* row) {
       Stripe& s = StripeOf(key);
@@ -174,7 +203,7 @@ class MemPsImpl final : public MemPs {
     uint64_t n = backing_->num_keys();
     for (const auto& sp : stripes_) {
       std::lock_guard lock(sp->mu);
-      sp->policy.ForEach([&](uint64_t, uint32_t slot) { n += !(sp->flags[slot] & kInBacking); });
+      sp->policy.ForEach([&](uint64_t, uint32_t slot) { n += !(sp->flags[slot] & (kInBacking | kPlaceholder)); });
     }
     return n;
   }
@@ -345,50 +374,120 @@ class MemPsImpl final : public MemPs {
         probe.push_back(i);
       }
     });
-    if (!probe.empty()) {
-      // Only to keep num_keys() exact: is the key new to the store as a whole?
-      std::vector<uint64_t> keys_in;
-      std::vector<uint8_t> scratch, found_in;
-      STRATA_RETURN_IF_ERROR(ReadBacking(keys, probe, &keys_in, &scratch, &found_in));
-      ForEachByStripe(keys_in.data(), keys_in.size(), [&](Stripe& s, size_t j) {
-        const uint8_t* row = rows + probe[j] * row_bytes_;
-        ++s.backing_lookups;
-        s.backing_rows_read += found_in[j];
-        // A concurrent Get may have loaded the key's older row meanwhile.
-        if (!OverwriteCached(s, keys_in[j], row)) InsertRow(s, keys_in[j], row, kDirty | (found_in[j] ? kInBacking : 0));
-      });
-    }
+    // Only to keep num_keys() exact: is the key new to the store as a whole?
+    BackingRows in;
+    STRATA_RETURN_IF_ERROR(ReadBacking(keys, probe, &in));
+    ForEachByStripe(in.keys.data(), in.keys.size(), [&](Stripe& s, size_t j) {
+      const uint8_t* row = rows + probe[j] * row_bytes_;
+      ++s.backing_lookups;
+      s.backing_rows_read += in.found[j];
+      // A concurrent Get may have loaded the key's older row meanwhile.
+      if (!OverwriteCached(s, in.keys[j], row)) InsertRow(s, in.keys[j], row, kDirty | (in.found[j] ? kInBacking : 0));
+    });
     return Status::OK();
   }
 
-  // Reads keys[which[j]] from the backing store into (*keys_in)[j], (*rows_in)[j] and
-  // (*found_in)[j] (no stripe lock held: it may block on the disk).
-  Status ReadBacking(const uint64_t* keys, const std::vector<size_t>& which, std::vector<uint64_t>* keys_in,
-                     std::vector<uint8_t>* rows_in, std::vector<uint8_t>* found_in) {
-    keys_in->resize(which.size());
-    for (size_t j = 0; j < which.size(); ++j) (*keys_in)[j] = keys[which[j]];
-    rows_in->resize(which.size() * row_bytes_);
-    found_in->assign(which.size(), 0);
-    return backing_->Get(keys_in->data(), keys_in->size(), rows_in->data(), found_in->data());
+  // What a Get's cache lookups leave for the backing store: indices into its keys.
+  struct Misses {
+    std::vector<size_t> maybe_stored;  // keys the backing store may hold
+    std::vector<size_t> absent;        // keys in neither tier with no entry, left to ReserveAbsent
+  };
+  // Rows read from the backing store for keys[which[j]]: keys[j], rows[j], found[j].
+  struct BackingRows {
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> rows, found;
+  };
+
+  // A Get's first step: copies the cached rows (found 1) and sorts out the rest. A key
+  // with a placeholder, or that the filter shows the backing store never held, is not
+  // found; a pinned one of the latter gets its placeholder now when reserve_absent, else
+  // joins absent.
+  Misses LookUpCached(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found, bool reserve_absent) {
+    Misses m;
+    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) {
+      const Handle h = s.policy.Find(keys[i]);
+      found[i] = CopyCached(s, h, rows + i * row_bytes_);
+      if (found[i]) {
+        ++s.hits;
+        return;
+      }
+      ++s.misses;
+      if (h != CachePolicy::kNone) {  // a placeholder
+        ++s.bloom_skips;
+      } else if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
+        ++s.bloom_skips;
+        if (reserve_absent) {
+          ReserveIfPinned(s, keys[i]);
+        } else {
+          m.absent.push_back(i);
+        }
+      } else {
+        m.maybe_stored.push_back(i);
+      }
+    });
+    return m;
   }
 
-  // REQUIRES: s.mu held. Copies the cached row of key to out and touches it; false if absent.
-  bool CopyCached(Stripe& s, uint64_t key, uint8_t* out) {
-    Handle h = s.policy.Find(key);
-    if (h == CachePolicy::kNone) return false;
+  // A Get's last step: caches the rows read for keys[which[j]] and copies them out; a key
+  // found in neither tier gets its placeholder if pinned. A concurrent Get or Put may have
+  // cached a key meanwhile: that row (the same, or newer) wins.
+  void FillFromBacking(const uint64_t* keys, const std::vector<size_t>& which, const BackingRows& in, uint8_t* rows,
+                       uint8_t* found) {
+    ForEachByStripe(in.keys.data(), in.keys.size(), [&](Stripe& s, size_t j) {
+      const size_t i = which[j];
+      ++s.backing_lookups;
+      const Handle h = s.policy.Find(keys[i]);
+      found[i] = CopyCached(s, h, rows + i * row_bytes_);
+      if (found[i] || h != CachePolicy::kNone) return;
+      if (!in.found[j]) {
+        ReserveIfPinned(s, keys[i]);
+        return;
+      }
+      ++s.backing_rows_read;
+      InsertRow(s, keys[i], &in.rows[j * row_bytes_], kInBacking);
+      std::memcpy(rows + i * row_bytes_, &in.rows[j * row_bytes_], row_bytes_);
+      found[i] = 1;
+    });
+  }
+
+  // Placeholders for keys[which[...]] that are pinned and still have no entry.
+  void ReserveAbsent(const uint64_t* keys, const std::vector<size_t>& which) {
+    std::vector<uint64_t> absent(which.size());
+    for (size_t j = 0; j < which.size(); ++j) absent[j] = keys[which[j]];
+    ForEachByStripe<kIndexOnly>(absent.data(), absent.size(), [&](Stripe& s, size_t j) {
+      if (s.policy.Find(absent[j]) == CachePolicy::kNone) ReserveIfPinned(s, absent[j]);
+    });
+  }
+
+  // Reads keys[which[j]] from the backing store into *in (no stripe lock held: it may
+  // block on the disk).
+  Status ReadBacking(const uint64_t* keys, const std::vector<size_t>& which, BackingRows* in) {
+    if (which.empty()) return Status::OK();
+    in->keys.resize(which.size());
+    for (size_t j = 0; j < which.size(); ++j) in->keys[j] = keys[which[j]];
+    in->rows.resize(which.size() * row_bytes_);
+    in->found.assign(which.size(), 0);
+    return backing_->Get(in->keys.data(), in->keys.size(), in->rows.data(), in->found.data());
+  }
+
+  // REQUIRES: s.mu held; h: a key's handle or kNone. Copies the row to out and touches it;
+  // false when there is none (no entry, or a placeholder).
+  bool CopyCached(Stripe& s, Handle h, uint8_t* out) {
+    if (h == CachePolicy::kNone || (s.flags[h] & kPlaceholder)) return false;
     const uint8_t* row = s.arena.row(h);
     std::memcpy(out, row, row_bytes_);
     s.policy.Touch(h, Frequency(s, h, row));
     return true;
   }
 
-  // REQUIRES: s.mu held. Replaces the cached row of key by row, now dirty; false if absent.
+  // REQUIRES: s.mu held. Replaces the cached row of key (or fills its placeholder) by row,
+  // now dirty; false if the key has no entry.
   bool OverwriteCached(Stripe& s, uint64_t key, const uint8_t* row) {
     const Handle h = s.policy.Find(key);
     if (h == CachePolicy::kNone) return false;
     std::memcpy(s.arena.row(h), row, row_bytes_);
     if (!(s.flags[h] & kDirty)) ++s.dirty;
-    s.flags[h] |= kDirty;
+    s.flags[h] = (s.flags[h] & kInBacking) | kDirty;
     s.policy.Touch(h, Frequency(s, h, row));
     return true;
   }
@@ -396,13 +495,25 @@ class MemPsImpl final : public MemPs {
   // REQUIRES: s.mu held; key not cached.
   void InsertRow(Stripe& s, uint64_t key, const uint8_t* row, uint8_t flags) {
     const Handle h = s.policy.Insert(key);
-    s.arena.Grow(s.policy.handle_limit());
+    AddSlot(s, h, flags);
     std::memcpy(s.arena.row(h), row, row_bytes_);
+    s.dirty += (flags & kDirty) ? 1 : 0;
+    s.policy.Touch(h, Frequency(s, h, row));
+  }
+
+  // REQUIRES: s.mu held; key has no entry and neither tier holds it. Gives a pinned key a
+  // placeholder; an unpinned one none.
+  void ReserveIfPinned(Stripe& s, uint64_t key) {
+    const Handle h = s.policy.InsertPinned(key);
+    if (h != CachePolicy::kNone) AddSlot(s, h, kPlaceholder);
+  }
+
+  // REQUIRES: s.mu held. Makes the arena slot and flags of a handle just inserted.
+  void AddSlot(Stripe& s, Handle h, uint8_t flags) {
+    s.arena.Grow(s.policy.handle_limit());
     if (s.flags.size() < s.policy.handle_limit()) s.flags.resize(s.policy.handle_limit());
     s.flags[h] = flags;
-    s.dirty += (flags & kDirty) ? 1 : 0;
     ++s.inserted;
-    s.policy.Touch(h, Frequency(s, h, row));
   }
 
   // How far Trim evicts each stripe:
@@ -533,9 +644,9 @@ class MemPsImpl final : public MemPs {
   const uint64_t capacity_rows_;
   const bool bloom_enabled_;  // the backing store was empty at open
   std::vector<std::unique_ptr<Stripe>> stripes_;
-  // Touched only by externally serialized calls.
-  uint64_t rows_flushed_ = 0;
-  uint64_t flush_batches_ = 0;
+  // Written by Flush and evictions (one at a time), read by mem_stats at any time.
+  std::atomic<uint64_t> rows_flushed_{0};
+  std::atomic<uint64_t> flush_batches_{0};
 };
 
 }  // namespace

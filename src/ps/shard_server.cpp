@@ -29,8 +29,11 @@ Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
 
 // Before a pass's pull the write-back buffer is applied and the MEM-PS evicts down to its
 // budget, here on the Pull stage's thread, so its writes to the SSD-PS overlap training
-// instead of lengthening the pass.
+// instead of lengthening the pass. Over an SSD-PS the eviction runs with the lock shared,
+// beside the pull's reads from the SSD-PS (MemPs::EvictThenGet) and beside a Store,
+// Release or announcement: every key those touch is pinned, so it takes none of their rows.
 Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held, uint8_t* fresh) {
+  const bool evict_beside_reads = mem_ && ssd_;
   if (mem_ || WriteBackPending()) {
     STRATA_RETURN_IF_ERROR(Exclusive([&] {
       if (!mem_ || n == 0) return Status::OK();
@@ -40,14 +43,14 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
         announced = announced_.count(pass) > 0;
       }
       if (!announced) mem_->Pin(keys, n, pass);
-      return mem_->Evict();
+      return evict_beside_reads ? Status::OK() : mem_->Evict();
     }));
   }
   if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
   // The passes in flight before the reads: one released during them stored its rows first.
   const std::vector<std::shared_ptr<const Held>> earlier = InFlightBefore(pass);
-  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass));
+  STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass, evict_beside_reads));
   for (size_t i = 0; i < n; ++i) {
     held[i] = HeldBy(earlier, keys[i]) ? 1 : 0;
     if (fresh && held[i]) fresh[i] = 0;
@@ -87,9 +90,11 @@ bool ShardServer::Dead(const uint8_t* row, int now) const {
   return unseen > 0 && static_cast<int64_t>(layout_.LastPass(row)) + unseen <= now - 1;
 }
 
-Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now) {
+Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now,
+                             bool evict_first) {
   std::vector<uint8_t> found(n);
-  STRATA_RETURN_IF_ERROR(store_->Get(keys, n, rows, found.data()));
+  STRATA_RETURN_IF_ERROR(evict_first ? mem_->EvictThenGet(keys, n, rows, found.data())
+                                     : store_->Get(keys, n, rows, found.data()));
   for (size_t i = 0; i < n; ++i) {
     if (found[i] && Dead(rows + i * row_bytes_, now)) found[i] = 0;
     if (fresh) fresh[i] = !found[i];

@@ -276,6 +276,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   std::vector<SegmentPtr> segs;
   LookUp(keys, n, found, &wants, &segs);
   const size_t rb = opts_.row_bytes;
+  std::unique_lock append_lock(append_mu_);  // a Put may be appending beside this Get
   const Segment* active = user_.segment().get();
   // Coalesce records of neighbouring units into one read; op_end[k] is the end of op k's
   // range in `disk`.
@@ -313,6 +314,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
     disk.emplace_back(loc, i);
     op_end.back() = disk.size();
   }
+  append_lock.unlock();
   if (ops.empty()) return Status::OK();
   uint64_t read_bytes = 0;
   for (const ReadOp& op : ops) read_bytes += op.length;
@@ -358,6 +360,7 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
 Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) {
   STRATA_RETURN_IF_ERROR(error());
   std::vector<uint32_t> locs(n);
+  std::unique_lock append_lock(append_mu_);
   for (size_t i = 0; i < n; ++i) {
     const Segment* seg = user_.segment().get();
     if (seg == nullptr || layout_.ExtentBytes(seg->records + 1) > opts_.segment_bytes) {
@@ -370,6 +373,7 @@ Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* row
     if (!st.ok()) return KeepError(st);
     locs[i] = codec_.Make(seg->slot, rec);
   }
+  append_lock.unlock();
   {
     std::unique_lock lk(index_mu_);
     index_.ForEachPrefetched(keys, n, [&](size_t i) {

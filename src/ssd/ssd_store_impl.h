@@ -7,11 +7,14 @@
 //                 holds it too, so no record moves under a scan.
 //   manifest_mu_  serializes manifest commits (Sync, compaction) and the segment-set
 //                 changes that go with them; held across the commit's file I/O.
+//   append_mu_    user_: held by Put across its appends and by Get while it copies
+//                 records still in user_'s buffer (Sync and Scan, which no Get runs
+//                 beside, flush without it).
 //   index_mu_     (shared) index_, slots_ and every Segment::live. Gets hold it shared
 //                 only while looking up locations, never across disk reads.
 //   mu_           background-thread state and bg_error_.
-// The append path (user_, unsynced_, next_seq_) belongs to the caller of Put/Sync, which
-// RowStore already serializes.
+// The rest of the append path (unsynced_, rolled_, next_seq_) belongs to the caller of
+// Put/Sync, which is serialized externally.
 #pragma once
 
 #include <atomic>
@@ -43,6 +46,7 @@ class SsdStoreImpl final : public SsdStore {
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override;
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override;
   Status PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) override;
+  bool GetsBesidePuts() const override { return true; }
   Status Sync() override;
   Status Erase(const uint64_t* keys, size_t n) override;
   Status Scan(const std::function<void(uint64_t key, const uint8_t* row)>& visit) override;
@@ -161,7 +165,8 @@ class SsdStoreImpl final : public SsdStore {
   std::thread bg_thread_;
 
   // Append path, owned by the Put/Sync caller.
-  Appender user_;
+  std::mutex append_mu_;
+  Appender user_;                         // guarded by append_mu_
   std::vector<SegmentPtr> unsynced_;      // sealed since the last Sync, not yet fdatasync'ed
   std::vector<SegmentPtr> rolled_;        // cache mode: full, to be sealed at the end of Put
                                           // (a sealed segment with records the index does not

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ssd_test_util.h"
 #include "strata/mem/mem_ps.h"
 
 namespace strata {
@@ -338,11 +339,10 @@ TEST_CASE("mem: concurrent Gets and Pins return the newest rows and keep the pin
           if (found[j] != (keys[j] < 400)) ++errors[t];
           if (found[j] && std::memcmp(&rows[j * kRowBytes], RowOf(keys[j], keys[j] % 5 + 1).data(), kRowBytes) != 0) ++errors[t];
         }
-        if (t % 2 == 1 && i % 10 == 0) {
-          f.cache->Pin(keys, n, /*pass=*/2);
-          for (size_t j = 0; j < n; ++j) {
-            if (keys[j] < 400) pinned[t].insert(keys[j]);
-          }
+        if (t % 2 == 1 && i % 10 == 0) {  // rows only: a pinned absent key would get a placeholder
+          const size_t present = std::lower_bound(keys, keys + n, uint64_t{400}) - keys;
+          f.cache->Pin(keys, present, /*pass=*/2);
+          pinned[t].insert(keys, keys + present);
         }
       }
     });
@@ -417,30 +417,106 @@ TEST_CASE("mem: PutIfRoom puts beside Gets, Pins and an UnpinPass; each Get sees
   CHECK(stored == new_rows);
 }
 
-TEST_CASE("mem: PutIfRoom refuses, changing nothing, where a stripe has no room for the new keys") {
+// Rows of keys at version v, one after another.
+std::vector<uint8_t> RowsOf(const std::vector<uint64_t>& keys, uint32_t version) {
+  std::vector<uint8_t> rows;
+  for (uint64_t k : keys) {
+    const std::vector<uint8_t> r = RowOf(k, version);
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  return rows;
+}
+
+TEST_CASE("mem: PutIfRoom overwrites the cached rows, and refuses the new keys where a stripe has no room for them") {
   Fixture f;
   f.Open(/*capacity_rows=*/8, /*stripes=*/1, 16, /*flush_batch=*/3, /*evict_in_calls=*/false);
   for (uint64_t k = 0; k < 6; ++k) f.Put(k, 1);
-  const uint64_t fits[] = {0, 1, 6, 7};  // two new keys: 8 rows
-  const uint64_t too_many[] = {8, 9, 10};  // 11 rows
-  std::vector<uint8_t> rows;
-  for (uint64_t k : fits) {
-    const std::vector<uint8_t> r = RowOf(k, 2);
-    rows.insert(rows.end(), r.begin(), r.end());
-  }
-  bool put = false;
-  REQUIRE(f.cache->PutIfRoom(too_many, 3, rows.data(), &put).ok());
+  const std::vector<uint64_t> too_many = {0, 8, 9, 10};  // 3 new keys: 9 rows
+  const std::vector<uint64_t> fits = {1, 2, 6, 7};       // 2 new keys: 8 rows
+  bool put = true;
+  REQUIRE(f.cache->PutIfRoom(too_many.data(), too_many.size(), RowsOf(too_many, 2).data(), &put).ok());
   CHECK_FALSE(put);
   CHECK(f.cache->mem_stats().resident_rows == 6);
-  REQUIRE(f.cache->PutIfRoom(fits, 4, rows.data(), &put).ok());
+  std::vector<uint8_t> row;
+  REQUIRE(f.Get(0, &row));
+  CHECK(row == RowOf(0, 2));  // the cached key's row is put all the same
+  CHECK_FALSE(f.Get(8, &row));
+  REQUIRE(f.cache->PutIfRoom(fits.data(), fits.size(), RowsOf(fits, 2).data(), &put).ok());
   CHECK(put);
   CHECK(f.cache->mem_stats().resident_rows == 8);
   CHECK(f.counts.put_rows == 0);
-  std::vector<uint8_t> row;
   for (uint64_t k : fits) {
     REQUIRE(f.Get(k, &row));
     CHECK(row == RowOf(k, 2));
   }
+}
+
+TEST_CASE("mem: a pinned key found in neither tier gets a placeholder, which answers Gets and which its pass's Put fills") {
+  for (const bool backing_empty : {true, false}) {
+    CAPTURE(backing_empty);
+    Fixture f;
+    if (!backing_empty) REQUIRE(f.disk->Put(std::vector<uint64_t>{7}.data(), 1, RowOf(7, 1).data()).ok());
+    f.Open(/*capacity_rows=*/64, /*stripes=*/4, 16, /*flush_batch=*/8, /*evict_in_calls=*/false);
+    std::vector<uint64_t> pinned, unpinned;
+    for (uint64_t k = 0; k < 20; ++k) {
+      pinned.push_back(1000 + k);
+      unpinned.push_back(2000 + k);
+    }
+    f.cache->Pin(pinned.data(), pinned.size(), /*pass=*/0);
+    std::vector<uint8_t> rows(20 * kRowBytes), found(20, 1);
+    for (const auto* keys : {&pinned, &unpinned}) {
+      REQUIRE(f.cache->Get(keys->data(), 20, rows.data(), found.data()).ok());
+      CHECK(std::count(found.begin(), found.end(), 0) == 20);
+    }
+    // The filter answers over an empty backing store; over a non-empty one, the store does.
+    const uint64_t asked = f.counts.get_keys;
+    CHECK(asked == (backing_empty ? 0 : 40));
+    CHECK(f.cache->mem_stats().resident_rows == 20);  // the pinned keys' placeholders
+    CHECK(f.cache->mem_stats().pinned_rows == 20);
+    CHECK(f.cache->num_keys() == (backing_empty ? 0 : 1));
+    size_t scanned = 0;
+    REQUIRE(f.cache->Scan([&](uint64_t, const uint8_t*) { ++scanned; }).ok());
+    CHECK(scanned == (backing_empty ? 0 : 1));
+    REQUIRE(f.cache->Get(pinned.data(), 20, rows.data(), found.data()).ok());  // a pass pulled ahead
+    CHECK(std::count(found.begin(), found.end(), 0) == 20);
+    CHECK(f.counts.get_keys == asked);
+    // The pass's Put fills the placeholders: no new entry, no question to the backing store.
+    bool put = false;
+    const std::vector<uint8_t> trained = RowsOf(pinned, 3);
+    REQUIRE(f.cache->PutIfRoom(pinned.data(), 20, trained.data(), &put).ok());
+    CHECK(put);
+    CHECK(f.cache->mem_stats().resident_rows == 20);
+    CHECK(f.counts.get_keys == asked);
+    CHECK(f.cache->num_keys() == (backing_empty ? 20 : 21));
+    REQUIRE(f.cache->Get(pinned.data(), 20, rows.data(), found.data()).ok());
+    CHECK(rows == trained);
+    // Filled, they are dirty rows like any other.
+    REQUIRE(f.cache->UnpinPass(0).ok());
+    REQUIRE(f.cache->Flush().ok());
+    CHECK(f.counts.put_rows == 20);
+    std::vector<uint8_t> stored(20 * kRowBytes);
+    REQUIRE(f.disk->Get(pinned.data(), 20, stored.data(), found.data()).ok());
+    CHECK(stored == trained);
+  }
+}
+
+TEST_CASE("mem: placeholders never filled are evicted without a write") {
+  Fixture f;
+  f.Open(/*capacity_rows=*/8, /*stripes=*/2);
+  f.Put(1, 5);
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 100; k < 120; ++k) keys.push_back(k);
+  f.cache->Pin(keys.data(), keys.size(), /*pass=*/0);
+  std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size());
+  REQUIRE(f.cache->Get(keys.data(), keys.size(), rows.data(), found.data()).ok());
+  CHECK(f.cache->mem_stats().resident_rows == 21);  // pinned placeholders may pass the budget
+  REQUIRE(f.cache->UnpinPass(0).ok());               // their pass ends (say, never admitted)
+  CHECK(f.cache->mem_stats().resident_rows <= 8);
+  CHECK(f.counts.put_rows == 0);
+  CHECK(f.cache->num_keys() == 1);
+  std::vector<uint8_t> row;
+  REQUIRE(f.Get(1, &row));  // the row outranks the placeholders' frequency 0
+  CHECK(row == RowOf(1, 5));
 }
 
 TEST_CASE("mem: NewMemPs rejects bad options") {
@@ -456,6 +532,67 @@ TEST_CASE("mem: NewMemPs rejects bad options") {
   o = MemPsOptions{};
   o.flush_batch_rows = 0;
   CHECK(!NewMemPs(o, NewMemoryRowStore(kRowBytes), &out).ok());
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// Passes as the trainer runs them over an SSD-PS, with EvictThenGet's reads beside its
+// eviction's writes: each pass pins its keys (old and new, some shared with the previous
+// pass), reads them, and puts them back changed; every row read is the newest put, a key
+// never put is not found, and the SSD-PS serves the rows the small cache evicted.
+TEST_CASE("mem: EvictThenGet over an SSD-PS reads beside the eviction's writes and returns the newest rows") {
+  ssd_test::TempDir dir;
+  SsdOptions so = ssd_test::SmallOptions(dir.store(), kRowBytes);
+  so.durable = false;
+  std::unique_ptr<SsdStore> ssd = ssd_test::OpenOrDie(so);
+  REQUIRE(ssd->GetsBesidePuts());
+  MemPsOptions o;
+  o.capacity_bytes = 256 * (kRowBytes + kMemPsRowOverheadBytes);
+  o.stripes = 4;
+  o.freq_offset = 16;
+  o.flush_batch_rows = 32;
+  o.evict_in_calls = false;
+  std::unique_ptr<MemPs> cache;
+  REQUIRE(NewMemPs(o, std::move(ssd), &cache).ok());
+  std::unordered_map<uint64_t, uint32_t> version;  // the model: the newest version put
+  std::mt19937_64 rng(5);
+  size_t bad = 0;
+  for (int pass = 0; pass < 30; ++pass) {
+    std::set<uint64_t> pick;
+    while (pick.size() < 200) pick.insert(rng() % 3000);
+    const std::vector<uint64_t> keys(pick.begin(), pick.end());
+    cache->Pin(keys.data(), keys.size(), pass);
+    std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size());
+    REQUIRE(cache->EvictThenGet(keys.data(), keys.size(), rows.data(), found.data()).ok());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const auto it = version.find(keys[i]);
+      if (it == version.end()) {
+        bad += found[i] != 0;
+      } else {
+        bad += !found[i] || std::memcmp(&rows[i * kRowBytes], RowOf(keys[i], it->second).data(), kRowBytes) != 0;
+      }
+      version[keys[i]] = static_cast<uint32_t>(pass + 1);
+    }
+    bool put = false;
+    std::vector<uint8_t> trained;
+    for (uint64_t k : keys) {
+      const std::vector<uint8_t> r = RowOf(k, version[k]);
+      trained.insert(trained.end(), r.begin(), r.end());
+    }
+    REQUIRE(cache->PutIfRoom(keys.data(), keys.size(), trained.data(), &put).ok());
+    if (!put) REQUIRE(cache->Put(keys.data(), keys.size(), trained.data()).ok());
+    REQUIRE(cache->UnpinPass(pass).ok());
+    REQUIRE(cache->BeginPass(pass + 1).ok());
+  }
+  CHECK(bad == 0);
+  const MemPsStats st = cache->mem_stats();
+  CHECK(st.backing_rows_read > 0);  // rows came back from the SSD-PS
+  CHECK(st.rows_flushed > 0);
+  CHECK(cache->num_keys() == version.size());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -170,6 +171,69 @@ TEST_CASE("ssd cache: gets stay correct while the compactor rewrites segments") 
   REQUIRE(store->WaitForCompaction().ok());
   CHECK(store->stats().compactions > 0);
   ExpectMatches(*store, model);
+}
+
+// The MEM-PS reads a pass's rows while its eviction writes others. A writer thread puts
+// new keys and rewrites old ones in small batches (records in the append buffer, buffer
+// flushes and segment rolls all happen beside the reads) while this thread reads: every
+// key it reads returns its row before the rewrite or after it, and every batch the writer
+// has finished reads back whole, from the buffer or the disk.
+TEST_CASE("ssd cache: gets beside one writer's puts return whole rows, old or new") {
+  TempDir dir;
+  auto store = OpenOrDie(CacheOptions(dir.store()));
+  REQUIRE(store->GetsBesidePuts());
+  constexpr uint64_t kOld = 2000, kBatch = 64, kBatches = 200;
+  std::vector<uint64_t> old_keys;
+  std::vector<uint8_t> old_rows;
+  for (uint64_t k = 0; k < kOld; ++k) {
+    old_keys.push_back(k);
+    const std::vector<uint8_t> r = RowFor(k, 1, kRowBytes);
+    old_rows.insert(old_rows.end(), r.begin(), r.end());
+  }
+  REQUIRE(store->Put(old_keys.data(), kOld, old_rows.data()).ok());
+  std::atomic<uint64_t> batches_done{0};
+  std::atomic<bool> writer_finished{false};
+  Status write_status;
+  std::thread writer([&] {
+    for (uint64_t b = 0; b < kBatches && write_status.ok(); ++b) {
+      std::vector<uint64_t> keys;
+      std::vector<uint8_t> rows, in_store;
+      for (uint64_t j = 0; j < kBatch; ++j) {
+        const bool rewrite = j % 4 == 0;
+        const uint64_t key = rewrite ? (b * kBatch + j) % kOld : 1'000'000 + b * kBatch + j;
+        keys.push_back(key);
+        const std::vector<uint8_t> r = RowFor(key, 2, kRowBytes);
+        rows.insert(rows.end(), r.begin(), r.end());
+        in_store.push_back(rewrite ? 1 : 0);
+      }
+      write_status = store->PutKnown(keys.data(), keys.size(), rows.data(), in_store.data());
+      batches_done.store(b + 1, std::memory_order_release);
+    }
+    writer_finished = true;
+  });
+  std::mt19937_64 rng(11);
+  size_t bad = 0, reads = 0;
+  do {  // at least once, however fast the writer
+    const uint64_t done = batches_done.load(std::memory_order_acquire);
+    std::vector<uint64_t> keys;
+    for (int j = 0; j < 32; ++j) keys.push_back(rng() % kOld);
+    for (uint64_t j = 0; done > 0 && j < 32; ++j) keys.push_back(1'000'000 + (rng() % done) * kBatch + 1 + j % 3);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size());
+    REQUIRE(store->Get(keys.data(), keys.size(), rows.data(), found.data()).ok());
+    for (size_t i = 0; i < keys.size(); ++i, ++reads) {
+      const uint8_t* row = rows.data() + i * kRowBytes;
+      const bool is_old = keys[i] < kOld && std::memcmp(row, RowFor(keys[i], 1, kRowBytes).data(), kRowBytes) == 0;
+      const bool is_new = std::memcmp(row, RowFor(keys[i], 2, kRowBytes).data(), kRowBytes) == 0;
+      bad += !found[i] || !(is_old || is_new);
+    }
+  } while (!writer_finished);
+  writer.join();
+  REQUIRE_MESSAGE(write_status.ok(), write_status.ToString());
+  CHECK(bad == 0);
+  CHECK(reads > 0);
+  CHECK(store->num_keys() == kOld + kBatches * kBatch * 3 / 4);
 }
 
 TEST_CASE("ssd: a second store on an open store's directory is refused naming it; closing frees it") {

@@ -89,6 +89,10 @@ class CachePolicy {
   // it while it was absent, and returns its handle: the last one freed, else
   // handle_limit() (new). Callers Touch it next. REQUIRES: Find(key) == kNone.
   Handle Insert(uint64_t key);
+  // Insert for a key that some pass not yet unpinned named in PinKey while it was absent;
+  // kNone, adding nothing, for a key no such pass named (the filters of absent pins may
+  // take a key for named when it was not: about 0.2%).
+  Handle InsertPinned(uint64_t key);
 
   // Records an access in the current pass; freq is the row's frequency after the access
   // (kept up to UINT32_MAX).
@@ -180,6 +184,9 @@ class CachePolicy {
   uint32_t FirstStamp(int pass) const;
   void NotePinnedPass(int pass);
   BloomFilter& AbsentPins(int pass);
+  // The pin bits of the passes whose filters of absent pins hold key.
+  uint32_t AbsentPinsOf(uint64_t key) const;
+  Handle InsertWithPins(uint64_t key, uint32_t pins);
   uint32_t NextStamp();
   void RenumberStamps();
   void Changed(Handle h);

@@ -11,6 +11,9 @@
 //   - Keys never written to the backing store are answered not-found without asking it: a
 //     Bloom filter of every key written holds them off (only when the backing store was empty
 //     at open; over a non-empty one every miss asks it, which answers from its index).
+//   - A pinned key that a Get finds in neither tier gets a placeholder: an entry and a slot
+//     with no row, counted in the budget, which its pass's Put fills without looking the
+//     key up again; Gets answer not-found from it, and eviction drops it unwritten.
 //   - Frequency: the row's own u32 counter at freq_offset when given (RowLayout's freq), else
 //     the passes that touched the row while cached. cache_sim shows the counter is the one to
 //     use (at 5% of Criteo's keys it keeps 1.5x the hits).
@@ -22,7 +25,9 @@
 // hash, each with its own policy, so calls on different stripes never share a lock); so may
 // one PutIfRoom (a Get racing it for a key returns the row before the put or after it,
 // never a mix; rows a concurrent Get loads may take the cache a little past its budget),
-// and, with evict_in_calls off, one UnpinPass or BeginPass (then they evict nothing).
+// and, with evict_in_calls off, one UnpinPass or BeginPass (then they evict nothing) and
+// one EvictThenGet or Evict, when the backing store allows Gets beside Puts and the Gets
+// and PutIfRooms beside the eviction are for pinned keys (so it takes none of their rows).
 // Every other call needs external serialization against all calls. Get never writes to
 // the backing store: rows it loads may leave the cache over budget until the next Put,
 // BeginPass, UnpinPass or Evict (only Evict with evict_in_calls off).
@@ -98,9 +103,18 @@ class MemPs : public RowStore {
   // Evicts down to the budget: unpinned rows in policy order, dirty ones written first.
   virtual Status Evict() = 0;
 
-  // With evict_in_calls off: Put, when no stripe would pass its budget for the keys not
-  // cached (*put true); else *put is false and nothing changed. It evicts nothing and
-  // writes nothing to the backing store, so it may run beside Get and Pin (see above).
+  // Evict, then Get(keys): the same results, but the Get's reads from the backing store
+  // run beside the eviction's writes (on a thread of its own) when the store allows it
+  // (RowStore::GetsBesidePuts), and rows read and placeholders go in after the eviction.
+  // REQUIRES: every key is pinned (so the eviction takes none of them).
+  virtual Status EvictThenGet(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) = 0;
+
+  // With evict_in_calls off: overwrites the rows of the keys the cache holds (or holds a
+  // placeholder for: a pinned key a Get found in neither tier), and puts the others too
+  // when no stripe would pass its budget for them (*put true); else *put is false and only
+  // those overwrites were made, so the caller Puts all the keys again (a row put twice is
+  // the row put once). It evicts nothing and writes nothing to the backing store, so it
+  // may run beside Get and Pin (see above).
   virtual Status PutIfRoom(const uint64_t* keys, size_t n, const uint8_t* rows, bool* put) = 0;
 
   // Writes every dirty row to the backing store (rows stay cached, now clean), then Syncs

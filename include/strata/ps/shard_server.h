@@ -42,8 +42,9 @@
 // Thread safety: every call is safe from any thread. Pulls, read-only pulls, announcements
 // and a MEM-PS's Stores and Releases share the lock and run beside each other (the Pull
 // stage's and the training thread's; Stores and Releases also take a lock of their own, so
-// one runs at a time); applying the write-back buffer, Load, Evict-before-pull and
-// WithStore hold it alone. A buffering Store or Release takes only the buffer's own lock.
+// one runs at a time); applying the write-back buffer, Load, WithStore and the eviction
+// before a pull hold it alone, except that over an SSD-PS that eviction shares it and runs
+// beside the pull's reads (see Pull). A buffering Store or Release takes only the buffer's own lock.
 // A pull flags the rows of the passes in flight when its reads start.
 #pragma once
 
@@ -196,9 +197,11 @@ class ShardServer {
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
   // Rows of keys not stored, or dead by pass `now` (eviction), are created (InitRow), or
-  // zero when created is false; fresh (n) out, when not null: 1 for those.
+  // zero when created is false; fresh (n) out, when not null: 1 for those. evict_first:
+  // the MEM-PS evicts beside the reads (MemPs::EvictThenGet; every key pinned).
   // REQUIRES: mu_ held (shared or alone).
-  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now);
+  Status ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool created, uint8_t* fresh, int now,
+                  bool evict_first = false);
   bool Dead(const uint8_t* row, int now) const;
   // Erases the rows that died at the end of `pass`. REQUIRES: mu_ held alone.
   Status EvictDead(int pass);

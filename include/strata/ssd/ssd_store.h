@@ -39,8 +39,9 @@
 //     compactor) is kept: later Put/Sync/CompactNow/WaitForDiskBound return it; Get and
 //     Scan keep working.
 //
-// Thread safety: as RowStore: Get may run concurrently with Get; Put, Sync and Scan need
-// external serialization against every other call. CompactNow, WaitForCompaction,
+// Thread safety: Get may run concurrently with Get and with one Put or PutKnown (the MEM-PS
+// reads a pass's rows while it writes its evictions); Put, PutKnown, Sync, Erase and Scan
+// need external serialization against each other, and Sync, Erase and Scan against Get. CompactNow, WaitForCompaction,
 // WaitForDiskBound, stats, num_keys and num_segments may be called from any thread at any
 // time; the compaction thread runs beside everything.
 #pragma once

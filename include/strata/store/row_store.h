@@ -4,7 +4,8 @@
 // fixed-size byte records of row_bytes(); a store never interprets them.
 //
 // Thread safety: Get may be called concurrently with Get; Put, Sync and Scan require
-// external serialization against every other call unless an implementation says more.
+// external serialization against every other call unless an implementation says more
+// (GetsBesidePuts).
 #pragma once
 
 #include <cstddef>
@@ -62,6 +63,9 @@ class RowStore {
   // every key is present (the SSD-PS's fingerprinted index cannot tell an absent key from
   // one that shares its fingerprint). A durable SSD-PS refuses it (it has no tombstones).
   virtual Status Erase(const uint64_t* keys, size_t n) = 0;
+
+  // Whether Get may run beside one Put or PutKnown on another thread (the SSD-PS: yes).
+  virtual bool GetsBesidePuts() const { return false; }
 
   // Makes every Put before it durable (no-op for the in-memory store).
   virtual Status Sync() = 0;
