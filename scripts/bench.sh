@@ -474,6 +474,14 @@ last_pass_field() {
 print([r for r in map(json.loads, open('$1')) if r['type'] == 'pass'][-1]['$2'])"
 }
 
+# late_passes_median JSONL KEY: the median of KEY over the second half of the per-pass
+# records (a cache is full by then; its rows still vary from pass to pass).
+late_passes_median() {
+  "$PY" -c "import json, statistics
+p = [r['$2'] for r in map(json.loads, open('$1')) if r['type'] == 'pass']
+print(statistics.median(p[len(p) // 2:]))"
+}
+
 # ltm_case NAME GIB DIM CACHE_GB ZIPF KEYS_PER_ROW PASS_EXAMPLES: one larger-than-memory case,
 # a GIB GiB model of dim-DIM rows trained with --mem-cache-gb CACHE_GB (and --ssd-io direct,
 # so the page cache holds none of it either) and with every row in DRAM, 1 rank. The data
@@ -519,7 +527,8 @@ ltm_case() {
 
 # ltm_report NAME ROW_BYTES CACHE_GB PLAN_BYTES SPEED_RATIO: the lines and summary of one
 # ltm_case from its runs' JSONL (the peak RSS is the largest of the runs; the AUC and the
-# DRAM a row held are those of the first pair).
+# DRAM a row held are those of the first pair: the cached run's over its later passes, the
+# stored run's at the end).
 ltm_report() {
   local name=$1 row_bytes=$2 cache=$3 plan=$4 speed=$5
   local -A eps=() rss=() auc=() per_row=()
@@ -529,7 +538,11 @@ ltm_report() {
     eps[$run]=$(median $(for f in "$WORK/ltm-$name-$run"-*.jsonl; do json_field "$f" examples_per_s; done))
     rss[$run]=$(for f in "$WORK/ltm-$name-$run"-*.jsonl; do json_field "$f" peak_rss_bytes; done | sort -g | tail -1)
     auc[$run]=$(json_field "$m" eval_auc)
-    per_row[$run]=$(last_pass_field "$m" dram_bytes_per_row)  # the cache is full by then
+    if [ "$run" = cached ]; then
+      per_row[$run]=$(late_passes_median "$m" dram_bytes_per_row)
+    else
+      per_row[$run]=$(last_pass_field "$m" dram_bytes_per_row)  # every row stored by then
+    fi
   done
   keys=$(json_field "$WORK/ltm-$name-cached-1.jsonl" keys)
   read=$("$PY" -c "import json; print(sum(r.get('ssd_rows_read', 0) for r in map(json.loads, open('$WORK/ltm-$name-cached-1.jsonl')) if r['type'] == 'pass'))")
