@@ -1,11 +1,13 @@
 # Strata: one entry point. make | make run | make test | make bench | make bench-gpu | make crash
 # | make fuzz | make deps
-# Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1, FUZZ=1 (clang, libFuzzer
-# instrumentation, ASan and UBSan; no CUDA). Builds go to $(BUILD).
+# Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1, TSAN=1 (ThreadSanitizer; no
+# CUDA), FUZZ=1 (clang, libFuzzer instrumentation, ASan and UBSan; no CUDA). Builds go to
+# $(BUILD).
 
 CXX      ?= g++
 DEBUG    ?= 0
 ASAN     ?= 0
+TSAN     ?= 0
 FUZZ     ?= 0
 FUZZ_SECONDS ?= 60
 CUDA     ?= auto
@@ -27,6 +29,11 @@ endif
 ifeq ($(ASAN),1)
   OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
   BUILD := $(BUILD)-asan
+endif
+ifeq ($(TSAN),1)
+  OPT := -O1 -g -fsanitize=thread
+  BUILD := $(BUILD)-tsan
+  CUDA  := 0
 endif
 
 ifeq ($(FUZZ),1)
@@ -166,6 +173,6 @@ bench-gpu: deps
 	@BUILD=$(BUILD) scripts/bench-gpu.sh
 
 clean:
-	rm -rf build build-debug build-asan build-debug-asan build-fuzz
+	rm -rf build build-debug build-asan build-debug-asan build-tsan build-debug-tsan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
