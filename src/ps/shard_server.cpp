@@ -29,25 +29,16 @@ Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
 
 // Before a pass's pull the write-back buffer is applied and the MEM-PS evicts down to its
 // budget, here on the Pull stage's thread, so its writes to the SSD-PS overlap training
-// instead of lengthening the pass. Over an SSD-PS the eviction runs with the lock shared,
-// beside the pull's reads from the SSD-PS (MemPs::EvictThenGet) and beside a Store,
-// Release or announcement: every key those touch is pinned, so it takes none of their rows.
+// instead of lengthening the pass. Over an SSD-PS (which lets Gets run beside a Put) the
+// pins and the eviction hold the lock shared, the eviction beside the pull's reads from
+// the SSD-PS (MemPs::EvictThenGet) and beside a Store, Release or announcement: every key
+// those touch is pinned, so it takes none of their rows. Otherwise they hold it alone.
 Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* held, uint8_t* fresh) {
-  const bool evict_beside_reads = mem_ && ssd_;
-  if (mem_ || WriteBackPending()) {
-    STRATA_RETURN_IF_ERROR(Exclusive([&] {
-      if (!mem_ || n == 0) return Status::OK();
-      bool announced;
-      {
-        std::lock_guard a(announce_mu_);
-        announced = announced_.count(pass) > 0;
-      }
-      if (!announced) mem_->Pin(keys, n, pass);
-      return evict_beside_reads ? Status::OK() : mem_->Evict();
-    }));
-  }
+  const bool evict_beside_reads = mem_ && ssd_ && ssd_->GetsBesidePuts();
+  STRATA_RETURN_IF_ERROR(BeforeReadsAlone(pass, keys, n, !evict_beside_reads));
   if (n == 0) return Status::OK();
   std::shared_lock lock(mu_);
+  if (evict_beside_reads) PinUnlessAnnounced(pass, keys, n);
   // The passes in flight before the reads: one released during them stored its rows first.
   const std::vector<std::shared_ptr<const Held>> earlier = InFlightBefore(pass);
   STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass, evict_beside_reads));
@@ -56,6 +47,27 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
     if (fresh && held[i]) fresh[i] = 0;
   }
   return Status::OK();
+}
+
+// With the lock held alone: applies the write-back buffer, and with evict (and a MEM-PS)
+// pins the keys and evicts.
+Status ShardServer::BeforeReadsAlone(int pass, const uint64_t* keys, size_t n, bool evict) {
+  const bool pin_and_evict = mem_ && evict && n > 0;
+  if (!pin_and_evict && !WriteBackPending()) return Status::OK();
+  return Exclusive([&] {
+    if (!pin_and_evict) return Status::OK();
+    PinUnlessAnnounced(pass, keys, n);
+    return mem_->Evict();
+  });
+}
+
+// A pass announced before its pull was pinned then (Announce).
+void ShardServer::PinUnlessAnnounced(int pass, const uint64_t* keys, size_t n) {
+  {
+    std::lock_guard a(announce_mu_);
+    if (announced_.count(pass) > 0) return;
+  }
+  mem_->Pin(keys, n, pass);
 }
 
 void ShardServer::Admit(int pass, const uint64_t* keys, const uint32_t* examples, size_t n, uint8_t* admitted) {

@@ -1,28 +1,27 @@
 // RowArena: fixed-size row slots numbered 0, 1, 2, ... (a MEM-PS stripe's cache-policy
 // handles, a memory store's row ids), in chunks of up to 2 MiB of rows. Full-size chunks
-// are 2 MiB aligned and advised as huge pages (random row reads from DRAM run 2-3x faster
-// without 4 KiB TLB misses) and never move. The first chunk starts small and doubles (a
+// come from HugePageAllocator (strata/common/huge_pages.h): 2 MiB aligned and advised as
+// huge pages (random row reads from DRAM run 2-3x faster without 4 KiB TLB misses); they
+// never move. The first chunk starts small and doubles (a
 // copy) until it is full-size, so a small store takes little memory; a row's address is
 // stable until the next Grow. The owner numbers and reuses slots; the arena only grows.
 // Thread safety: none; guarded by the owner's lock.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <vector>
+
+#include "strata/common/huge_pages.h"
 
 namespace strata {
 
 class RowArena {
  public:
-  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kHugePage = kHugePageMin;
   static constexpr size_t kFirstChunkRows = 64;
 
   // max_chunk_rows: the most rows a chunk holds (a cache's capacity suits).
@@ -66,10 +65,11 @@ class RowArena {
   size_t memory_bytes() const { return allocated_bytes_; }
 
  private:
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const { std::free(p); }
+  struct ChunkDeleter {
+    size_t bytes;
+    void operator()(uint8_t* p) const { HugePageAllocator<uint8_t>().deallocate(p, bytes); }
   };
-  using Chunk = std::unique_ptr<uint8_t, FreeDeleter>;
+  using Chunk = std::unique_ptr<uint8_t, ChunkDeleter>;
 
   static bool Huge(size_t bytes) { return bytes >= kHugePage / 2; }
   size_t AllocationBytes(size_t rows) const {
@@ -77,12 +77,11 @@ class RowArena {
     return Huge(bytes) ? (bytes + kHugePage - 1) / kHugePage * kHugePage : bytes;
   }
 
+  // A chunk of half a huge page or more is rounded up to whole ones (AllocationBytes), so
+  // the allocator maps it on huge pages.
   Chunk NewChunk(size_t rows) const {
     const size_t bytes = AllocationBytes(rows);
-    void* p = Huge(bytes) ? std::aligned_alloc(kHugePage, bytes) : std::malloc(bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    if (Huge(bytes)) madvise(p, bytes, MADV_HUGEPAGE);  // a hint; failure only costs speed
-    return Chunk(static_cast<uint8_t*>(p));
+    return Chunk(HugePageAllocator<uint8_t>().allocate(bytes), ChunkDeleter{bytes});
   }
 
   const size_t row_bytes_;

@@ -42,9 +42,9 @@
 // Thread safety: every call is safe from any thread. Pulls, read-only pulls, announcements
 // and a MEM-PS's Stores and Releases share the lock and run beside each other (the Pull
 // stage's and the training thread's; Stores and Releases also take a lock of their own, so
-// one runs at a time); applying the write-back buffer, Load, WithStore and the eviction
-// before a pull hold it alone, except that over an SSD-PS that eviction shares it and runs
-// beside the pull's reads (see Pull). A buffering Store or Release takes only the buffer's own lock.
+// one runs at a time); applying the write-back buffer, Load, WithStore and the pins and
+// eviction before a pull hold it alone, except that over an SSD-PS those share it, the
+// eviction running beside the pull's reads (see Pull). A buffering Store or Release takes only the buffer's own lock.
 // A pull flags the rows of the passes in flight when its reads start.
 #pragma once
 
@@ -194,6 +194,11 @@ class ShardServer {
   // Notes keys (n) as stored when LogChanged. REQUIRES: mu_ held alone, or shared with
   // store_mu_ held (a MEM-PS's Store).
   void LogChangedKeys(const uint64_t* keys, size_t n);
+  // The part of a pull that holds mu_ alone (see Pull).
+  Status BeforeReadsAlone(int pass, const uint64_t* keys, size_t n, bool evict);
+  // Pins keys (n) for `pass` in the MEM-PS unless the pass was announced. REQUIRES: mu_
+  // held (shared or alone), mem_.
+  void PinUnlessAnnounced(int pass, const uint64_t* keys, size_t n);
   // Applies the buffer and runs fn, with mu_ held alone.
   Status Exclusive(const std::function<Status()>& fn);
   // Rows of keys not stored, or dead by pass `now` (eviction), are created (InitRow), or
