@@ -1,5 +1,5 @@
 # Strata: one entry point. make | make run | make test | make bench | make bench-gpu | make crash
-# | make fuzz | make deps
+# | make fuzz | make deps | make gpu-bundle | make gpu-check
 # Switches (?=): CUDA=auto|0|1, SM (CUDA arch), DEBUG=1, ASAN=1, TSAN=1 (ThreadSanitizer; no
 # CUDA), FUZZ=1 (clang, libFuzzer instrumentation, ASan and UBSan; no CUDA). Builds go to
 # $(BUILD).
@@ -54,8 +54,14 @@ MPI_LIBS   := $(shell mpicxx --showme:link 2>/dev/null)
 HDF5_CFLAGS := -isystem /usr/include/hdf5/serial
 HDF5_LIBS   := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
 
-CXXFLAGS := -std=c++20 $(OPT) -Wall -Wextra -Werror -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) -MMD -MP
-LDLIBS   := $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -ldnnl -lgomp -lfmt -lz -luring -pthread
+# WERROR= (empty) keeps warnings as warnings, for compilers newer than the tested g++ 12.
+# EXTRA_CXXFLAGS/EXTRA_LDFLAGS: headers and libraries outside the system's paths
+# (scripts/gpu-check.sh builds against a private prefix of unpacked packages).
+WERROR   ?= -Werror
+EXTRA_CXXFLAGS ?=
+EXTRA_LDFLAGS  ?=
+CXXFLAGS := -std=c++20 $(OPT) -Wall -Wextra $(WERROR) -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) $(EXTRA_CXXFLAGS) -MMD -MP
+LDLIBS   := $(EXTRA_LDFLAGS) $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -ldnnl -lgomp -lfmt -lz -luring -pthread
 
 # Parquet input: Arrow's C++ reader from the pyarrow wheel that make deps unpacks
 # (scripts/install-arrow.sh); without it the build reads no Parquet and says so.
@@ -74,7 +80,9 @@ ifeq ($(WITH_CUDA),1)
   CUDA_OBJS := $(CUDA_SRCS:%.cu=$(BUILD)/obj/%.o)
   CXXFLAGS  += -DSTRATA_WITH_CUDA=1
   LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lnccl
-  NVCCFLAGS := -std=c++20 -O3 -arch=sm_$(SM) -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings --expt-relaxed-constexpr -MMD -MP
+  # -fmad=false: no contraction into FMAs, so kernels round as the host build (no FMA at
+  # -march=x86-64-v2) and the shared update math is bitwise the same function on both.
+  NVCCFLAGS := -std=c++20 -O3 -arch=sm_$(SM) -fmad=false -Iinclude -Icuda $(EXTRA_CXXFLAGS) -Xcompiler -Wall,-Wextra,$(WERROR) $(if $(WERROR),-Werror all-warnings) --expt-relaxed-constexpr -MMD -MP
 endif
 
 UNIT_SRCS := $(shell find test/unit -name '*.cpp' | sort)
@@ -88,7 +96,7 @@ BENCH_BINS := $(BENCH_SRCS:tools/bench/%.cpp=$(BUILD)/bench/%)
 
 TOOLS := $(BUILD)/strata-train $(BUILD)/strata-datagen $(BUILD)/strata-inspect $(BUILD)/strata-predict
 
-.PHONY: all deps run test bench bench-gpu crash fuzz fuzz-bins clean
+.PHONY: all deps run test bench bench-gpu gpu-bundle gpu-check crash fuzz fuzz-bins clean
 all: $(TOOLS) $(BENCH_BINS)
 
 deps:
@@ -169,8 +177,15 @@ crash: deps
 	@BUILD=$(BUILD) CRASH_POINTS=$(CRASH_POINTS) TRAINER_KILLS=$(TRAINER_KILLS) scripts/crash-campaign.sh
 
 bench-gpu: deps
-	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@BUILD=$(BUILD) scripts/bench-gpu.sh
+
+# The .deb files a bare GPU machine lacks (downloaded here, into deps/gpu-bundle), and the
+# one-run validation of the GPU path there (builds, cuda: tests, GPU e2e, GPU benchmarks).
+gpu-bundle:
+	@scripts/gpu-bundle.sh
+
+gpu-check:
+	@BUILD=$(BUILD) scripts/gpu-check.sh
 
 clean:
 	rm -rf build build-debug build-asan build-debug-asan build-tsan build-debug-tsan build-fuzz

@@ -12,8 +12,11 @@
 
 namespace strata::gpu {
 
+// A failed call leaves its error as the thread's last error too (cudaGetLastError), where
+// the next launch check would report it again; a failure reported here is taken from there.
 inline Status CudaStatus(cudaError_t e, const char* call, const char* file, int line) {
   if (e == cudaSuccess) return Status::OK();
+  cudaGetLastError();
   return Status::DeviceError(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
                              cudaGetErrorString(e));
 }

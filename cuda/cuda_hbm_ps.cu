@@ -1,9 +1,10 @@
-// CUDA HBM-PS backend: one worker per GPU, devices 0..G-1 of those visible to the process
-// (several ranks on a node each see their own GPUs through CUDA_VISIBLE_DEVICES, as Slurm's
-// --gpus-per-task sets it). The pass's rows are split over the G GPUs' hash tables by
-// DeviceShard(key, G); a worker resolves its batch's keys in every shard through peer
-// access (enabled between all G GPUs; required when G > 1) and gathers the rows it needs
-// once per distinct key. Dense parameters and Adam moments are replicated on every GPU and
+// CUDA HBM-PS backend: G workers, worker g on device HbmOptions::devices[g] (chosen by
+// CudaDevicesFor: by local rank, or as --cuda-devices lists them; several workers may share
+// a device, each with its own tables, streams and cuBLAS handle). The pass's rows are split
+// over the G workers' hash tables by DeviceShard(key, G); a worker resolves its batch's keys
+// in every shard, through peer access where a shard is on another GPU (enabled between all
+// the devices; required when they differ), and gathers the rows it needs once per distinct
+// key. Dense parameters and Adam moments are replicated on every GPU and
 // updated by the same kernel from the same summed gradient, so replicas stay identical.
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
 // backend returns each worker's gradients in host memory like the host backend does.
@@ -61,20 +62,17 @@ class DeviceScope {
 struct Worker {
   Worker(int dev, size_t row_bytes, const Mlp& model)
       : device(dev), tables{GpuHashTable(row_bytes), GpuHashTable(row_bytes)}, mlp(model) {}
-  ~Worker() {
-    if (stream != nullptr) cudaStreamDestroy(stream);
-    if (stage.stream != nullptr) cudaStreamDestroy(stage.stream);
-  }
 
   int device;
-  cudaStream_t stream = nullptr;
+  // Declared before everything bound to it (the cuBLAS handle in mlp), so destroyed after.
+  OwnedStream stream;
   // The two table sets' shards on this GPU (CudaHbmPs::active_ picks the training one),
   // and per set every shard's view, for lookups across shards: views[set] (G).
   GpuHashTable tables[2];
   DeviceBuffer<TableView> views[2];
   // The Stage-in thread's own stream and upload buffers, so staging overlaps training.
   struct {
-    cudaStream_t stream = nullptr;
+    OwnedStream stream;
     DeviceBuffer<uint64_t> keys;
     DeviceBuffer<uint8_t> rows;
   } stage;
@@ -101,7 +99,10 @@ class CudaHbmPs final : public HbmPs {
  public:
   explicit CudaHbmPs(const HbmOptions& o)
       : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), max_batch_(o.max_batch) {
-    for (int g = 0; g < o.workers; ++g) workers_.push_back(std::make_unique<Worker>(g, layout_.bytes(), mlp_));
+    for (int g = 0; g < o.workers; ++g) {
+      const int device = o.devices.empty() ? g : o.devices[g];
+      workers_.push_back(std::make_unique<Worker>(device, layout_.bytes(), mlp_));
+    }
     bulk_.parts.resize(o.workers);
     staging_.parts.resize(o.workers);
   }
@@ -122,8 +123,8 @@ class CudaHbmPs final : public HbmPs {
     const size_t P = params.size();
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
-      STRATA_CUDA_TRY(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
-      STRATA_CUDA_TRY(cudaStreamCreateWithFlags(&w->stage.stream, cudaStreamNonBlocking));
+      STRATA_RETURN_IF_ERROR(w->stream.Create());
+      STRATA_RETURN_IF_ERROR(w->stage.stream.Create());
       STRATA_RETURN_IF_ERROR(Upload(params.data(), P, w->stream, &w->params));
       if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
         STRATA_RETURN_IF_ERROR(w->m.Reserve(P));
@@ -133,24 +134,28 @@ class CudaHbmPs final : public HbmPs {
       }
       STRATA_RETURN_IF_ERROR(w->mlp.Init(max_batch_, w->stream));
       STRATA_RETURN_IF_ERROR(w->missing.Reserve(1));
-      for (int peer = 0; peer < G; ++peer) {
-        if (peer == w->device) continue;
-        int can = 0;
-        STRATA_CUDA_TRY(cudaDeviceCanAccessPeer(&can, w->device, peer));
-        if (!can) {
-          return Status::DeviceError("--workers-per-rank " + std::to_string(G) + ": GPU " +
-                                     std::to_string(w->device) + " cannot access GPU " + std::to_string(peer) +
-                                     "'s memory (peer access is required between a rank's GPUs)");
-        }
-        const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) {
-          cudaGetLastError();
-        } else {
-          STRATA_CUDA_TRY(e);
-        }
-      }
+      for (const auto& other : workers_) STRATA_RETURN_IF_ERROR(EnablePeer(w->device, other->device, G));
       STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
     }
+    return Status::OK();
+  }
+
+  // Lets device (current) reach peer's memory; nothing to do when they are the same GPU.
+  static Status EnablePeer(int device, int peer, int G) {
+    if (peer == device) return Status::OK();
+    int can = 0;
+    STRATA_CUDA_TRY(cudaDeviceCanAccessPeer(&can, device, peer));
+    if (!can) {
+      return Status::DeviceError("--workers-per-rank " + std::to_string(G) + ": GPU " + std::to_string(device) +
+                                 " cannot access GPU " + std::to_string(peer) +
+                                 "'s memory (peer access is required between a rank's GPUs)");
+    }
+    const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();
+      return Status::OK();
+    }
+    STRATA_CUDA_TRY(e);
     return Status::OK();
   }
 
@@ -178,8 +183,11 @@ class CudaHbmPs final : public HbmPs {
     return Status::OK();
   }
 
+  size_t host_staging_bytes() const override { return bulk_.capacity_bytes() + staging_.capacity_bytes(); }
+
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
     const size_t rb = layout_.bytes();
+    STRATA_RETURN_IF_ERROR(CheckActiveSet());
     bulk_.Split(keys, n, num_workers());
     for (size_t g = 0; g < workers_.size(); ++g) {
       Worker& w = *workers_[g];
@@ -196,6 +204,7 @@ class CudaHbmPs final : public HbmPs {
       STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
       for (size_t i = 0; i < part.size(); ++i) std::memcpy(rows + part[i] * rb, &bulk_.bytes[i * rb], rb);
     }
+    bulk_.Release();
     return Status::OK();
   }
 
@@ -265,6 +274,7 @@ class CudaHbmPs final : public HbmPs {
 
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
     const int dim = spec_.embedding_dim;
+    STRATA_RETURN_IF_ERROR(CheckActiveSet());
     bulk_.Split(keys, n, num_workers());
     Status missing;
     for (size_t g = 0; g < workers_.size(); ++g) {
@@ -373,12 +383,25 @@ class CudaHbmPs final : public HbmPs {
       bytes.resize(part.size() * item_bytes);
       for (size_t i = 0; i < part.size(); ++i) std::memcpy(&bytes[i * item_bytes], items + part[i] * item_bytes, item_bytes);
     }
+    // Gives back the memory of a pass's rows (Insert, Export), so that the largest pass's
+    // rows do not stay in host memory for the rest of the run.
+    void Release() {
+      for (auto& p : parts) std::vector<uint32_t>().swap(p);
+      std::vector<uint64_t>().swap(keys);
+      std::vector<uint8_t>().swap(bytes);
+    }
+    size_t capacity_bytes() const {
+      size_t b = keys.capacity() * sizeof(uint64_t) + bytes.capacity();
+      for (const auto& p : parts) b += p.capacity() * sizeof(uint32_t);
+      return b;
+    }
   };
 
   // Empties table set `set` for `pass`, on the training streams or (staging) the stage
   // streams, and uploads its views to every GPU.
   Status ResetSet(int set, int pass, size_t expected_keys, bool staging) {
     const size_t capacity = ShardCapacity(expected_keys, workers_.size());
+    set_ready_[set] = false;  // until every shard and view is in place
     std::vector<TableView> views;
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
@@ -392,6 +415,8 @@ class CudaHbmPs final : public HbmPs {
       STRATA_CUDA_TRY(cudaStreamSynchronize(stream));
     }
     set_pass_[set] = pass;
+    set_ready_[set] = true;
+    ever_ready_ = true;
     return Status::OK();
   }
 
@@ -414,6 +439,7 @@ class CudaHbmPs final : public HbmPs {
       STRATA_RETURN_IF_ERROR(w.tables[set].Insert(dkeys.get(), part.size(),
                                                   reinterpret_cast<const uint32_t*>(drows.get()), stream));
     }
+    host.Release();
     return Status::OK();
   }
 
@@ -429,7 +455,7 @@ class CudaHbmPs final : public HbmPs {
       return Status::InvalidArgument("batch of " + std::to_string(B) + " examples exceeds the HBM-PS max_batch " +
                                      std::to_string(max_batch_));
     }
-    if (w.views[active_].get() == nullptr) return Status::InvalidArgument("HBM-PS: a batch before the first pass");
+    STRATA_RETURN_IF_ERROR(CheckActiveSet());
     const size_t n = batch.keys.size();
     STRATA_RETURN_IF_ERROR(Upload(batch.keys.data(), n, w.stream, &w.keys));
     STRATA_RETURN_IF_ERROR(Upload(batch.offsets.data(), batch.offsets.size(), w.stream, &w.offsets));
@@ -459,6 +485,14 @@ class CudaHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get()));
     if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
     return LaunchFmTerm(w.input.get(), B, in, S, dim, w.logits.get(), w.stream);
+  }
+
+  // A batch or step needs the active table set complete: not before the first pass, nor
+  // after a BeginPass that failed part way (its views may name freed memory).
+  Status CheckActiveSet() const {
+    if (set_ready_[active_]) return Status::OK();
+    return Status::InvalidArgument(!ever_ready_ ? "HBM-PS: a batch before the first pass"
+                                                : "HBM-PS: the pass's device tables were not set up (its BeginPass failed)");
   }
 
   // Waits for the worker's stream and reports a batch key missing from the HBM-PS.
@@ -491,6 +525,8 @@ class CudaHbmPs final : public HbmPs {
   int64_t steps_ = 0;
   int active_ = 0;         // the table set in training; the other one is staged
   int set_pass_[2] = {};   // the pass each table set holds
+  bool set_ready_[2] = {}; // each set's shards and views complete (ResetSet succeeded)
+  bool ever_ready_ = false;
   // Host staging of the bulk calls (Insert, Export, ApplySparse), which never overlap, and
   // of the Stage-in thread's calls, which may overlap them.
   HostParts bulk_, staging_;
@@ -509,19 +545,29 @@ int CudaDeviceCount() {
   return n;
 }
 
-int64_t CudaMinFreeBytes(int devices) {
-  const int n = std::min(devices, CudaDeviceCount());
-  int64_t least = 0;
-  for (int d = 0; d < n; ++d) {
+int64_t CudaMinFreeBytes(const std::vector<int>& devices) {
+  const int visible = CudaDeviceCount();
+  int64_t least = -1;
+  for (int d : devices) {
+    if (d < 0 || d >= visible) return 0;
     gpu::DeviceScope scope(d);
     size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
       cudaGetLastError();
       return 0;
     }
-    least = d == 0 ? static_cast<int64_t>(free) : std::min(least, static_cast<int64_t>(free));
+    least = least < 0 ? static_cast<int64_t>(free) : std::min(least, static_cast<int64_t>(free));
   }
-  return least;
+  return std::max<int64_t>(least, 0);
+}
+
+std::string CudaDeviceName(int device) {
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "unknown";
+  }
+  return prop.name;
 }
 
 Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out) {
@@ -529,9 +575,21 @@ Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out) {
   if (visible == 0) {
     return Status::DeviceError("--device cuda: no CUDA device is visible (check the driver and CUDA_VISIBLE_DEVICES)");
   }
-  if (options.workers < 1 || options.workers > visible || options.workers > 255) {
+  if (options.workers < 1 || options.workers > 255) {
+    return Status::DeviceError("--workers-per-rank " + std::to_string(options.workers) +
+                               ": the CUDA backend takes 1 to 255 workers a rank");
+  }
+  const bool listed = static_cast<int>(options.devices.size()) == options.workers;
+  if (!listed && (!options.devices.empty() || options.workers > visible)) {
     return Status::DeviceError("--workers-per-rank " + std::to_string(options.workers) + " with the CUDA backend needs " +
-                               "that many GPUs per rank; " + std::to_string(visible) + " visible");
+                               "that many GPUs per rank, or a device for each worker; " + std::to_string(visible) +
+                               " visible");
+  }
+  for (int d : options.devices) {
+    if (d < 0 || d >= visible) {
+      return Status::DeviceError("CUDA device " + std::to_string(d) + " is not visible (" + std::to_string(visible) +
+                                 " visible)");
+    }
   }
   auto ps = std::make_unique<gpu::CudaHbmPs>(options);
   STRATA_RETURN_IF_ERROR(ps->Init());

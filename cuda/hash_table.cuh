@@ -4,7 +4,8 @@
 // that names the pass and the sizes, never a silent drop.
 //
 //   keys     (slots) u64        slot's key, kEmptyKey when free (claimed with atomicCAS)
-//   slot_row (slots + 1) u32    row index of the slot; [slots] is the row of kEmptyKey itself
+//   slot_row (slots + 1) u32    row index of the slot (or kNoRow, kNoRoom, kPending); [slots]
+//                               is the row of kEmptyKey itself
 //   rows     (max_rows, words)  row arena, rows allocated with an atomic counter
 //
 // The bulk operations take device pointers and a stream. Insert, Resolve and Accumulate
@@ -27,6 +28,10 @@
 namespace strata::gpu {
 
 inline constexpr uint32_t kNoRow = 0xffffffffu;
+// slot_row values besides row indices: a key whose insert found no row left, and a key
+// whose row is being taken by another thread of the same insert.
+inline constexpr uint32_t kNoRoom = 0xfffffffeu;
+inline constexpr uint32_t kPending = 0xfffffffdu;
 
 // What a kernel needs to probe a table; plain data, valid on any GPU with peer access.
 struct TableView {
@@ -55,12 +60,15 @@ class GpuHashTable {
   explicit GpuHashTable(size_t row_bytes) : row_words_(static_cast<uint32_t>(row_bytes / 4)) {}
 
   // Drops every row and makes room for max_rows rows in pass `pass` (memory grows only).
+  // On failure the table is left with room for nothing (every Insert is then an error).
   // Synchronizes stream.
   Status Reset(int pass, size_t max_rows, cudaStream_t stream);
 
-  // Inserts or overwrites the rows of keys (n, distinct within the call; device) from
-  // rows_in (n, row words; device). ResourceExhausted naming the pass and sizes when the
-  // table's max_rows is exceeded. Synchronizes stream.
+  // Inserts or overwrites the rows of keys (n; device) from rows_in (n, row words; device).
+  // A key given more than once gets one row, holding its last occurrence's (as the host
+  // backend). ResourceExhausted naming the pass and sizes when the table's max_rows is
+  // exceeded; the keys that found no room claim no slot, so the failure costs no more than
+  // the insert. Synchronizes stream.
   Status Insert(const uint64_t* keys, size_t n, const uint32_t* rows_in, cudaStream_t stream);
 
   // Atomically adds deltas (n, width floats; device) into the first width floats of the
@@ -93,6 +101,8 @@ class GpuHashTable {
   DeviceBuffer<uint32_t> rows_;
   DeviceBuffer<uint32_t> counters_;  // [0] rows allocated, [1] inserts that found no room
   DeviceBuffer<TableView> self_;     // this table's view, for ResolveRows
+  DeviceBuffer<uint32_t> writer_;    // (max_rows) Insert: 1 + the occurrence that writes each row
+  DeviceBuffer<uint32_t> row_index_; // per-call scratch: Insert's row of each key
   DeviceBuffer<uint32_t*> rows_out_; // per-call scratch: resolved row pointers
   DeviceBuffer<uint32_t> missing_;   // per-call scratch: first absent index
 };

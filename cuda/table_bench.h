@@ -1,7 +1,7 @@
 // Host-callable benchmark of one GPU hash table (cuda/hash_table.cuh) on the current GPU,
 // for plain C++ drivers: a plain header with no CUDA includes (include it by path; link
 // needs a build with STRATA_WITH_CUDA). It inserts `keys` distinct random keys with
-// value_floats-float values, then times bulk finds (resolve + copy the values out) and
+// value_floats-float values into fresh tables (timed), then times bulk finds (resolve + copy the values out) and
 // bulk accumulates (atomic adds into the values) of all keys in shuffled order, and a
 // device-to-device cudaMemcpy of the same footprint as the GPU's copy bandwidth, all with
 // CUDA events in one run. It checks its own result: after the accumulate rounds every
@@ -16,6 +16,7 @@
 namespace strata::gpu {
 
 struct TableBenchResult {
+  double insert_keys_per_s = 0;  // into an empty table sized for the keys
   double find_keys_per_s = 0;
   double accumulate_keys_per_s = 0;
   // Bytes a key's operation must move at least, per second: find reads the query key and

@@ -46,6 +46,7 @@ Comm::Comm(std::unique_ptr<Handle> handle) : handle_(std::move(handle)) {
   MPI_Comm local;
   MPI_Comm_split_type(handle_->comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
   MPI_Comm_size(local, &local_size_);
+  MPI_Comm_rank(local, &local_rank_);
   MPI_Comm_free(&local);
 }
 

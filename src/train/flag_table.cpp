@@ -96,16 +96,23 @@ FlagDef PathList(FlagDef f, std::vector<std::string> TrainOptions::*field) {
   return f;
 }
 
-FlagDef IntList(FlagDef f, std::vector<int> ModelSpec::*field, Interval item_bounds) {
+// The struct a list flag's field lives in: the model's or the run's options.
+ModelSpec& OwnerOf(TrainOptions* o, ModelSpec*) { return o->model; }
+TrainOptions& OwnerOf(TrainOptions* o, TrainOptions*) { return *o; }
+
+template <typename Owner>
+FlagDef IntList(FlagDef f, std::vector<int> Owner::*field, Interval item_bounds) {
   f.accepts = "integers";
   f.integral = true;
   f.bounds = item_bounds;
   f.set = [name = f.name, field, item_bounds](std::string_view text, TrainOptions* o) {
-    return ParseIntList(name, text, item_bounds, &(o->model.*field));
+    return ParseIntList(name, text, item_bounds, &(OwnerOf(o, static_cast<Owner*>(nullptr)).*field));
   };
   f.get = [field](const TrainOptions& o) {
     std::vector<std::string> items;
-    for (int v : o.model.*field) items.push_back(FormatNumber(v));
+    for (int v : OwnerOf(const_cast<TrainOptions*>(&o), static_cast<Owner*>(nullptr)).*field) {
+      items.push_back(FormatNumber(v));
+    }
     return JoinList(items);
   };
   return f;
@@ -192,6 +199,8 @@ std::vector<FlagDef> RunFlags() {
       Words(Flag("device", run, "WORD", "compute backend; auto: cuda when a GPU is visible"), &O::device,
             {{"cpu", "cpu"}, {"cuda", "cuda"}, {"auto", "auto"}}),
       Number(Flag("workers-per-rank", run, "N", "G: workers per rank (GPUs, or virtual devices on the CPU backend)"), &O::workers_per_rank, Positive()),
+      IntList(Flag("cuda-devices", run, "N,N,...", "CUDA devices of the rank's G workers, one each; a device named twice is shared by two workers (default: the local rank's share of the node's GPUs)"),
+              &O::cuda_devices, AtLeast(0)),
       Number(Flag("threads", run, "N", "CPU threads per rank; 0: cores / ranks on the node"), &O::threads, AtLeast(0)),
       Number(Flag("batch-size", run, "N", "examples per worker per step (the global batch is W x this)"), &O::batch_size, Positive()),
       Words(Flag("dense-precision", run, "WORD", "operands of the MLP's matrix products while training: bf16 (fp32 accumulation, weights and optimizer; where the CPU has AVX512-BF16 or AMX, else fp32 with a notice) or fp32; evaluation and prediction compute in fp32"),

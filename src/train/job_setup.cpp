@@ -70,13 +70,23 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
   return Status::OK();
 }
 
+// The CUDA devices of this rank's workers (CudaDevicesFor over --cuda-devices and the rank's
+// place on its node); none where no GPU is visible, which the backend then reports.
+Status PlaceCudaWorkers(const TrainOptions& o, const Comm& comm, CudaPlacement* out) {
+  const int visible = CudaDeviceCount();
+  if (visible == 0) return Status::OK();
+  return CudaDevicesFor(o.workers_per_rank, o.cuda_devices, comm.local_rank(), comm.local_size(), visible, out);
+}
+
 // The backend computes on f32 rows; WithRowDtype converts those of another --row-dtype.
-Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, std::unique_ptr<HbmPs>* out) {
+Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, const CudaPlacement& placement,
+                  std::unique_ptr<HbmPs>* out) {
   HbmOptions ho;
   ho.dense_precision = precision;
   ho.spec = o.model;
   ho.spec.row_dtype = RowDtype::kFp32;
   ho.workers = o.workers_per_rank;
+  ho.devices = placement.devices;
   ho.threads = threads;
   ho.max_batch = o.batch_size;
   std::unique_ptr<HbmPs> inner;
@@ -155,7 +165,11 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   }
   STRATA_RETURN_IF_ERROR(CheckDenseModelFits(o));
   STRATA_RETURN_IF_ERROR(ResolveDensePrecision(o, comm, &out->dense_precision));
-  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, &out->hbm));
+  if (!UsesCuda(o) && !o.cuda_devices.empty()) {
+    return Status::InvalidArgument("--cuda-devices is for the CUDA backend (--device cuda)");
+  }
+  if (UsesCuda(o)) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
+  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, out->placement, &out->hbm));
   return NewServer(o, comm->rank(), &out->server);
 }
 
@@ -191,7 +205,9 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
   // The node's available memory is shared by its ranks.
   const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9
                                           : static_cast<double>(AvailableMemoryBytes()) / std::max(1, comm->local_size());
-  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(o.workers_per_rank)) : 0;
+  CudaPlacement placement;
+  if (gpu) STRATA_RETURN_IF_ERROR(comm->AgreeOn(PlaceCudaWorkers(o, *comm, &placement)));
+  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(placement.devices)) : 0;
   parts->planned_dram_bytes = static_cast<int64_t>(plan.Total(plan.dram));
   if (comm->rank() == 0) {
     fmt::print("{}", FormatPlan(plan, keys, dram, hbm));
@@ -208,6 +224,11 @@ Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
   if (comm->rank() == 0) PrintStartLine(program, o, *comm, *out);
+  if (!out->placement.devices.empty()) {
+    fmt::print("{}: rank {} trains on {} ({})\n", program, comm->rank(), DescribePlacement(out->placement),
+               CudaDeviceName(out->placement.devices.front()));
+    std::fflush(stdout);
+  }
   return Status::OK();
 }
 

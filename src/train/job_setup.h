@@ -10,6 +10,7 @@
 #include "strata/common/dir_lock.h"
 #include "strata/common/thread_pool.h"
 #include "strata/data/shard_plan.h"
+#include "strata/hbm/cuda_devices.h"
 #include "strata/hbm/hbm_ps.h"
 #include "strata/ps/shard_server.h"
 #include "strata/train/options.h"
@@ -27,6 +28,7 @@ struct JobParts {
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
   int64_t planned_dram_bytes = 0;  // this rank's DRAM plan, after PlanJobMemory
   DensePrecision dense_precision = DensePrecision::kFp32;  // what the backend computes in
+  CudaPlacement placement;  // CUDA backend: the device of each local worker (else empty)
 };
 
 // The shard plans of the training and evaluation input (collective; first).

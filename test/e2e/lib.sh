@@ -9,12 +9,14 @@ TRAIN="$BUILD/strata-train"
 DATAGEN="$BUILD/strata-datagen"
 INSPECT="$BUILD/strata-inspect"
 SHARED_DATA=${SHARED_DATA:-../shared/data}
+# The Python of the helpers below (a machine whose python3 with numpy is elsewhere sets PY3).
+PY3=${PY3:-/usr/bin/python3}
 
 scratch() { mktemp -d "${TMPDIR:-/tmp}/strata-e2e.XXXXXX"; }
 die() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }
 # json_field FILE KEY: value of KEY in the last JSONL record of FILE.
-json_field() { tail -1 "$1" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+json_field() { tail -1 "$1" | "$PY3" -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 # expect STATUS PATTERN CMD...: runs CMD, checks its exit status and that its stdout+stderr
 # match PATTERN (grep -E); dies showing the output otherwise. Works with and without set -e.
 expect() {
@@ -49,11 +51,11 @@ scores_as_trained() {
   run_logged "$out/predict.log" "strata-predict" "$BUILD/strata-predict" --checkpoint "$1" --input "$2" \
     --out "$out/predict.tsv" --threads 1
   local got; got=$(grep -o "logloss=[0-9.e-]*" "$out/predict.log") || die_with_log "$out/predict.log" "no metrics line"
-  /usr/bin/python3 -c "import sys; sys.exit(float(sys.argv[1]) != float(sys.argv[2]))" "${got#logloss=}" \
+  "$PY3" -c "import sys; sys.exit(float(sys.argv[1]) != float(sys.argv[2]))" "${got#logloss=}" \
     "$(json_field "$3" eval_logloss)" || die "strata-predict's $got differs from the trainer's eval"
-  run_logged "$out/torch.log" "strata_torch.py" /usr/bin/python3 tools/python/strata_torch.py \
+  run_logged "$out/torch.log" "strata_torch.py" "$PY3" tools/python/strata_torch.py \
     --checkpoint "$1" --input "$2" --out "$out/torch.tsv"
-  /usr/bin/python3 - "$out/predict.tsv" "$out/torch.tsv" <<'PY' || die "strata_torch.py disagrees with strata-predict"
+  "$PY3" - "$out/predict.tsv" "$out/torch.tsv" <<'PY' || die "strata_torch.py disagrees with strata-predict"
 import sys
 import numpy as np
 a, b = np.loadtxt(sys.argv[1]), np.loadtxt(sys.argv[2])
@@ -66,7 +68,7 @@ PY
 same_run() {
   [ "$(json_field "$1/$2.jsonl" eval_logloss)" = "$(json_field "$1/$3.jsonl" eval_logloss)" ] \
     || die "$3's eval logloss differs from $2's"
-  /usr/bin/python3 test/e2e/compare_rows.py "$1/rows-$2" "$1/rows-$3" 0
+  "$PY3" test/e2e/compare_rows.py "$1/rows-$2" "$1/rows-$3" 0
 }
 # run_topology DIR NAME RxG [flags...]: strata-train with configs/tiny.flags on R ranks of G
 # workers (one thread each); its log, JSONL and exported rows are named NAME in DIR. Prints

@@ -1,7 +1,9 @@
 // CUDA HBM-PS as a hash table, against a std::unordered_map model: seeded random inserts
 // and overwrites, exports compared byte for byte, absent keys, keys that all land in one
-// bucket of the GPU table (and the key equal to its empty marker), a full table reported
-// with the pass and sizes, and the table benchmark's own accumulate check. Each case
+// bucket of the GPU table (and the key equal to its empty marker), a key given twice in one
+// insert, a full table reported with the pass and sizes (and keeping the rows it had), a
+// failed BeginPass, and the table benchmark's own accumulate check; with one and with two
+// workers (on two GPUs, or sharing one). Each case
 // skips with one line when no CUDA device is visible.
 #include <doctest/doctest.h>
 
@@ -23,6 +25,7 @@ namespace strata {
 namespace {
 
 
+// workers on devices 0..G-1 where there are that many GPUs, else all on GPU 0.
 std::unique_ptr<HbmPs> NewCuda(int workers) {
   HbmOptions o;
   o.spec.num_slots = 2;
@@ -30,6 +33,7 @@ std::unique_ptr<HbmPs> NewCuda(int workers) {
   o.spec.embedding_dim = 4;
   o.spec.mlp = {8};
   o.workers = workers;
+  if (workers > CudaDeviceCount()) o.devices.assign(workers, 0);
   o.max_batch = 16;
   std::unique_ptr<HbmPs> ps;
   const Status st = NewCudaHbmPs(o, &ps);
@@ -88,10 +92,95 @@ TEST_CASE("cuda: HBM-PS table matches an unordered_map model on random keys") {
   for (uint64_t i = 0; i < 3000; ++i) universe.push_back(Mix64(i));
   universe.push_back(gpu::kEmptyKey);  // the table's free-slot marker is a legal key too
   universe.push_back(0);
-  for (int g = 1; g <= std::min(2, CudaDeviceCount()); ++g) {
+  for (int g = 1; g <= 2; ++g) {
     auto ps = NewCuda(g);
     CheckAgainstModel(*ps, universe, 11 + g);
   }
+}
+
+// Rows of rb bytes, row i filled with the byte i + 1.
+std::vector<uint8_t> NumberedRows(size_t n, size_t rb) {
+  std::vector<uint8_t> rows(n * rb);
+  for (size_t i = 0; i < n; ++i) std::memset(&rows[i * rb], static_cast<int>(i + 1), rb);
+  return rows;
+}
+
+TEST_CASE("cuda: a key given twice in one insert gets one row, its last occurrence's") {
+  if (NoGpu()) return;
+  const size_t rb = RowLayout(4, 4).bytes();
+  const uint64_t a = Mix64(1), b = Mix64(2);
+  // Five occurrences of three keys (the empty marker among them) in a table of three rows:
+  // a row for each occurrence would not fit.
+  const std::vector<uint64_t> keys = {a, gpu::kEmptyKey, a, b, gpu::kEmptyKey, a};
+  const std::vector<uint8_t> rows = NumberedRows(keys.size(), rb);
+  for (int g = 1; g <= 2; ++g) {
+    CAPTURE(g);
+    auto ps = NewCuda(g);
+    REQUIRE(ps->BeginPass(1, 3).ok());
+    const Status st = ps->Insert(keys.data(), keys.size(), rows.data());
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    const std::vector<uint64_t> distinct = {a, gpu::kEmptyKey, b};
+    std::vector<uint8_t> out(distinct.size() * rb);
+    REQUIRE(ps->Export(distinct.data(), distinct.size(), out.data()).ok());
+    CHECK(out[0] == 6);       // a: occurrences 1, 3, 6
+    CHECK(out[rb] == 5);      // the empty marker: 2, 5
+    CHECK(out[2 * rb] == 4);  // b: 4
+    CHECK(ps->host_staging_bytes() == 0);  // the pass's rows are not kept on the host
+  }
+}
+
+TEST_CASE("cuda: keys that find no room claim no slot, and the rows already in stay") {
+  if (NoGpu()) return;
+  auto ps = NewCuda(1);
+  const size_t rb = RowLayout(4, 4).bytes();
+  REQUIRE(ps->BeginPass(4, 1000).ok());
+  std::vector<uint64_t> first, more;
+  for (uint64_t i = 0; i < 1000; ++i) first.push_back(Mix64(i));
+  for (uint64_t i = 1000; i < 201000; ++i) more.push_back(Mix64(i));
+  const std::vector<uint8_t> rows = NumberedRows(first.size(), rb);
+  REQUIRE(ps->Insert(first.data(), first.size(), rows.data()).ok());
+  const std::vector<uint8_t> extra(more.size() * rb, 7);
+  const Status full = ps->Insert(more.data(), more.size(), extra.data());
+  CHECK(full.code() == Status::Code::kResourceExhausted);
+  CHECK(full.message().find("200000 of 200000 keys") != std::string::npos);
+  std::vector<uint8_t> out(first.size() * rb);
+  REQUIRE(ps->Export(first.data(), first.size(), out.data()).ok());
+  CHECK(out == rows);
+  CHECK(ps->Export(more.data(), 1, out.data()).code() == Status::Code::kNotFound);
+}
+
+TEST_CASE("cuda: after a BeginPass that failed, batches and bulk calls are errors until the next pass") {
+  if (NoGpu()) return;
+  auto ps = NewCuda(1);
+  const size_t rb = RowLayout(4, 4).bytes();
+  const std::vector<uint64_t> keys = {Mix64(5), Mix64(6)};
+  const std::vector<uint8_t> rows = NumberedRows(keys.size(), rb);
+  REQUIRE(ps->BeginPass(1, 10).ok());
+  REQUIRE(ps->Insert(keys.data(), keys.size(), rows.data()).ok());
+  // Past the table's row limit on one device, and then past any device's memory.
+  for (const size_t expected : {size_t{1} << 33, size_t{4000000000}}) {
+    CAPTURE(expected);
+    const Status failed = ps->BeginPass(2, expected);
+    CHECK(failed.code() != Status::Code::kOk);
+    std::vector<uint8_t> out(rows.size());
+    const Status exported = ps->Export(keys.data(), keys.size(), out.data());
+    CHECK(exported.code() == Status::Code::kInvalidArgument);
+    CHECK(exported.message().find("BeginPass failed") != std::string::npos);
+    Batch b;
+    b.Clear(2, 1);
+    b.num_examples = 1;
+    b.keys = {keys[0]};
+    b.offsets = {0, 1, 1};
+    b.dense = {0.5f};
+    b.labels = {1.0f};
+    WorkerGrads g;
+    CHECK(ps->ComputeGradients(0, b, 1.0f, &g).code() == Status::Code::kInvalidArgument);
+  }
+  REQUIRE(ps->BeginPass(3, 10).ok());
+  REQUIRE(ps->Insert(keys.data(), keys.size(), rows.data()).ok());
+  std::vector<uint8_t> out(rows.size());
+  REQUIRE(ps->Export(keys.data(), keys.size(), out.data()).ok());
+  CHECK(out == rows);
 }
 
 TEST_CASE("cuda: HBM-PS table handles keys that all land in one bucket") {

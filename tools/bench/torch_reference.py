@@ -27,7 +27,8 @@ Optimizers and what differs from strata:
   compare with strata's --batch-size times its worker count.
 - batches are taken in file order (no shuffle), the last partial batch included.
 
-Timing: all input is parsed into tensors first; examples/s covers the training loop only.
+Timing: all input is parsed into tensors first (and moved to --device); examples/s covers the
+training loop only.
 Threads: --threads N (default: $STRATA_TORCH_THREADS, else torch's default) sets
 torch.set_num_threads; --omp-wait-policy sets OMP_WAIT_POLICY before torch is imported (PASSIVE
 keeps the OpenMP pool from spinning against the BLAS threads on a small machine).
@@ -111,6 +112,7 @@ def parse_args():
     p.add_argument("--dense-precision", choices=("fp32", "bf16"), default="fp32",
                    help="the MLP's products while training (bf16: CPU autocast)")
     p.add_argument("--seed", type=int, default=2026, help="torch.manual_seed")
+    p.add_argument("--device", default="cpu", help="torch device to train on: cpu, cuda, cuda:N")
     env_threads = os.environ.get("STRATA_TORCH_THREADS")
     p.add_argument("--threads", type=int, default=int(env_threads) if env_threads else 0,
                    help="torch intra-op threads (0: torch's default; env STRATA_TORCH_THREADS)")
@@ -200,8 +202,9 @@ def main():
     y, x, rows, num_rows = (torch.from_numpy(v) if isinstance(v, np.ndarray) else v
                             for v in encode(train_rows + eval_rows, schema))
     del train_rows, eval_rows
-    ytr, xtr, rtr = y[:n_train], x[:n_train], rows[:n_train]
-    yev_np, xev, rev = y[n_train:].numpy(), x[n_train:], rows[n_train:]
+    dev = torch.device(a.device)
+    ytr, xtr, rtr = y[:n_train].to(dev), x[:n_train].to(dev), rows[:n_train].to(dev)
+    yev_np, xev, rev = y[n_train:].numpy(), x[n_train:].to(dev), rows[n_train:].to(dev)
     print(f"parsed {n_train} train / {len(yev_np)} eval rows, {num_rows} embedding rows "
           f"in {time.perf_counter() - t0:.1f} s; threads {torch.get_num_threads()}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}", flush=True)
@@ -224,6 +227,8 @@ def main():
     mlp = relu_mlp([width] + a.hidden + [1])[:-1]  # no ReLU after the logit
     cross = CrossNet(rows.shape[1] * E + x.shape[1], a.cross_layers, a.cross_rank) if a.model == "dcn" else None
     dense = nn.ModuleList([mlp] + [m for m in (cross, bottom) if m is not None])
+    emb.to(dev)
+    dense.to(dev)
 
     def logits(rows, x, precision="fp32"):
         e = emb(rows)
@@ -236,7 +241,7 @@ def main():
             h = torch.cat((e.reshape(len(rows), -1), x), dim=1)
         # strata's --dense-precision bf16: the MLP's products in bf16 (autocast), the
         # embeddings, weights and optimizer fp32; evaluation stays fp32.
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
             z = mlp(cross(h) if cross else h)
         z = z.float().squeeze(1)
         if wide is not None:
@@ -275,6 +280,8 @@ def main():
             loss_sum += loss.item() * len(labels)
         print(f"epoch {epoch + 1}: train logloss {loss_sum / n:.5f}, "
               f"{(epoch + 1) * n / (time.perf_counter() - start):.0f} examples/s", flush=True)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
     seconds = time.perf_counter() - start
     examples_per_s = a.epochs * n / seconds
 
@@ -282,8 +289,8 @@ def main():
         z = torch.cat([logits(rev[i:i + 65536], xev[i:i + 65536])
                        for i in range(0, len(yev_np), 65536)])
         eval_logloss = nn.functional.binary_cross_entropy_with_logits(
-            z.double(), torch.from_numpy(yev_np).double()).item()
-    eval_auc = exact_auc(yev_np, z.double().numpy())
+            z.double(), torch.from_numpy(yev_np).double().to(dev)).item()
+    eval_auc = exact_auc(yev_np, z.double().cpu().numpy())
     print(f"trained {a.epochs * n} examples in {seconds:.2f} s; eval AUC {eval_auc:.5f}, "
           f"logloss {eval_logloss:.5f}")
     print(f"torch_reference: examples_per_s={examples_per_s:.1f} eval_auc={eval_auc:.6f} "
@@ -310,7 +317,7 @@ def sparse_row_optimizer(torch, weight, lr, update):
 def rowwise_adagrad(torch, weight, lr, initial):
     """strata's row-wise Adagrad on an embedding table: one accumulator a row, s += mean(g^2)
     over the row, w -= lr * g / sqrt(s), on the rows the step touched (the sparse gradient's)."""
-    sums = torch.full((weight.shape[0],), initial, dtype=weight.dtype)
+    sums = torch.full((weight.shape[0],), initial, dtype=weight.dtype, device=weight.device)
 
     def update(rows, values):
         sums[rows] += (values * values).mean(dim=1)
@@ -323,7 +330,7 @@ def lazy_adam(torch, weight, lr, beta1=0.9, beta2=0.999, eps=1e-8):
     """strata's lazy Adam on an embedding table: the rows a step touched move their moments
     and their own step count t, and w -= lr * m^ / (sqrt(v^) + eps), bias-corrected by t."""
     m, v = torch.zeros_like(weight), torch.zeros_like(weight)
-    steps = torch.zeros(weight.shape[0], dtype=weight.dtype)
+    steps = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
 
     def update(rows, values):
         steps[rows] += 1

@@ -31,6 +31,7 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   int local_size() const { return local_size_; }  // ranks on this node
+  int local_rank() const { return local_rank_; }  // this rank's place among them (by rank)
 
   Status Barrier();
   Status Broadcast(std::string* bytes, int root);
@@ -67,6 +68,7 @@ class Comm {
   int rank_ = 0;
   int size_ = 1;
   int local_size_ = 1;
+  int local_rank_ = 0;
   uint64_t bytes_sent_ = 0;
 };
 

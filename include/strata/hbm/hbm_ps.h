@@ -107,6 +107,9 @@ class HbmPs {
   // Dense parameters and their optimizer state, for checkpoints and checks.
   virtual Status GetDenseState(DenseState* state) const = 0;
   virtual Status SetDenseState(const DenseState& state) = 0;
+
+  // Host memory the backend holds between calls to stage rows (0 for the host backend).
+  virtual size_t host_staging_bytes() const { return 0; }
 };
 
 // Keys one of `shards` device tables must hold for a pass of expected_keys keys split by
@@ -121,6 +124,9 @@ inline size_t ShardCapacity(size_t expected_keys, size_t shards) {
 struct HbmOptions {
   ModelSpec spec;
   int workers = 1;       // G: devices (CUDA) or virtual devices (host) of this rank
+  // CUDA backend: the device of each worker (G entries; may repeat: workers then share a
+  // GPU); empty means devices 0..G-1. CudaDevicesFor chooses them.
+  std::vector<int> devices;
   int threads = 1;       // host backend: CPU threads shared by the workers
   int max_batch = 4096;  // largest batch ComputeGradients/Predict will see
   // Host backend: the MLP's products in ComputeGradients (Predict is always fp32).
@@ -142,8 +148,11 @@ std::unique_ptr<HbmPs> WithRowDtype(std::unique_ptr<HbmPs> inner, const RowLayou
 // Number of visible CUDA devices (0 in a build without CUDA).
 int CudaDeviceCount();
 
-// The least free memory (cudaMemGetInfo) among the first `devices` visible CUDA devices, the
-// ones a rank's workers use; 0 in a build without CUDA or when none is visible.
-int64_t CudaMinFreeBytes(int devices);
+// The least free memory (cudaMemGetInfo) among `devices` (the ones a rank's workers use);
+// 0 in a build without CUDA or when one is not visible.
+int64_t CudaMinFreeBytes(const std::vector<int>& devices);
+
+// The device's name ("NVIDIA H100 80GB HBM3"), or "unknown".
+std::string CudaDeviceName(int device);
 
 }  // namespace strata

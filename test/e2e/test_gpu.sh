@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The CUDA backend end to end (skipped where no GPU is visible or the build has no CUDA):
+# (a) --device cuda reaches --device cpu's eval logloss within 1e-4, on one rank and on two
+#     ranks (sharing the GPU where there is one);
+# (b) lossless tiering on CUDA: a cache too small for the job over the SSD-PS, and the
+#     pipeline off, give bitwise the eval logloss and rows of the all-in-DRAM run;
+# (c) exact resume on CUDA: resumed from its second checkpoint, a run ends bitwise equal;
+# (d) G=2 workers sharing one GPU (--cuda-devices 0,0) end bitwise as 2 ranks x 1 worker do,
+#     and the start-up line says where each rank's workers train.
+# (e) the rows of a one-step run agree with the host backend's to 1e-4 relative (the sparse
+#     update is bitwise the same function; the gradients come from cuBLAS, not OpenBLAS).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+nvidia-smi -L >/dev/null 2>&1 || skip "no CUDA device visible"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 11 >/dev/null
+common=(--config configs/tiny.flags --eval "$dir/data/eval.tsv" --threads 1)
+# run NAME NP FLAGS...: a run on the train file (TRAIN_FILE to change it), 8000 examples a pass.
+run() {
+  local name=$1 np=$2; shift 2
+  run_logged "$dir/$name.log" "run $name" $MPIRUN -np "$np" "$TRAIN" "${common[@]}" \
+    --train "${TRAIN_FILE:-$dir/data/train.tsv}" --pass-examples "${PASS_EXAMPLES:-8000}" \
+    --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@"
+  echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
+}
+close() {  # close A B: eval loglosses of runs A and B within 1e-4
+  "$PY3" -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - b) > 1e-4)' \
+    "$(json_field "$dir/$1.jsonl" eval_logloss)" "$(json_field "$dir/$2.jsonl" eval_logloss)" \
+    || die "$1's eval logloss is not within 1e-4 of $2's"
+  echo "ok: $1 within 1e-4 of $2"
+}
+
+# The first CUDA run also tells whether this build has CUDA at all.
+if ! $MPIRUN -np 1 "$TRAIN" "${common[@]}" --train "$dir/data/train.tsv" --pass-examples 8000 \
+    --metrics-out "$dir/cuda.jsonl" --export-rows "$dir/rows-cuda" \
+    --ssd-dir "$dir/ssd-cuda" --device cuda --mem-cache-gb 1 >"$dir/cuda.log" 2>&1; then
+  grep -q "built without CUDA" "$dir/cuda.log" && skip "strata-train was built without CUDA"
+  die_with_log "$dir/cuda.log" "run cuda failed"
+fi
+echo "cuda: eval logloss $(json_field "$dir/cuda.jsonl" eval_logloss)"
+
+# (a)
+run cpu 1 --device cpu --mem-cache-gb 1
+close cuda cpu
+run cpu-2 2 --device cpu --mem-cache-gb 1
+run cuda-2 2 --device cuda --mem-cache-gb 1
+close cuda-2 cpu-2
+
+# (b)
+run cuda-small 1 --device cuda --mem-cache-gb 0.0028
+same_run "$dir" cuda cuda-small
+run cuda-serial 1 --device cuda --mem-cache-gb 0.0028 --pipeline off
+same_run "$dir" cuda cuda-serial
+echo "ok: lossless tiering on CUDA"
+
+# (c)
+run cuda-ck 1 --device cuda --mem-cache-gb 1 --checkpoint-dir "$dir/ck" --checkpoint-every-passes 1 \
+  --keep-checkpoints 10
+same_run "$dir" cuda cuda-ck
+run cuda-resumed 1 --device cuda --mem-cache-gb 1 --resume="$dir/ck/ckpt-00000002"
+same_run "$dir" cuda cuda-resumed
+echo "ok: exact resume on CUDA"
+
+# (d)
+run cuda-1x2 1 --device cuda --mem-cache-gb 1 --workers-per-rank 2 --cuda-devices 0,0
+same_run "$dir" cuda-2 cuda-1x2
+grep -q "rank 0 trains on GPU 0, GPU 0 (shared)" "$dir/cuda-1x2.log" || die_with_log "$dir/cuda-1x2.log" "no device line"
+echo "ok: two workers sharing a GPU train as two ranks do"
+
+# (e) one batch of 256 examples: one step.
+head -256 "$dir/data/train.tsv" >"$dir/data/one-step.tsv"
+for d in cpu cuda; do
+  TRAIN_FILE=$dir/data/one-step.tsv PASS_EXAMPLES=256 run "step-$d" 1 --device "$d"
+done
+"$PY3" test/e2e/compare_rows.py "$dir/rows-step-cpu" "$dir/rows-step-cuda" 1e-4 || {
+  "$PY3" - "$dir/rows-step-cpu" "$dir/rows-step-cuda" <<'PY'
+import glob, sys
+def load(d):
+    return {l.split("\t")[0]: l.rstrip("\n") for p in glob.glob(d + "/rows-*.tsv") for l in open(p)}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+diff = [k for k in a if a[k] != b[k]]
+print(len(diff), "rows differ; the first three, cpu then cuda:")
+for k in diff[:3]:
+    print(a[k]); print(b[k])
+PY
+  die "one-step rows differ by more than 1e-4"
+}
+echo "ok: one-step rows within 1e-4 of the host backend's"
