@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <thread>
 #include <utility>
 
 #include "model/bf16_gemm.h"
@@ -155,9 +154,7 @@ Status CheckDenseModelFits(const TrainOptions& o) {
 
 // The backend, the stores, and a pool of one thread per local worker.
 Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
-  const int local_ranks = std::max(1, comm->local_size());
-  out->threads = o.threads > 0 ? o.threads
-                               : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local_ranks);
+  out->threads = ThreadsOfRank(o, comm->local_size());
   out->pool = std::make_unique<ThreadPool>(std::min(out->threads, o.workers_per_rank));
   out->workers = comm->size() * o.workers_per_rank;
   if (o.pipeline && !MpiSession::ThreadMultiple()) {

@@ -3,11 +3,13 @@
 // (flag_table.h); nothing here names a single flag's type, default or bounds.
 #include "strata/train/options.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "flag_table.h"
 
@@ -169,6 +171,11 @@ Status LoadInputSchema(TrainOptions* o) {
 }
 
 }  // namespace
+
+int ThreadsOfRank(const TrainOptions& o, int local_ranks) {
+  if (o.threads > 0) return o.threads;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, local_ranks));
+}
 
 Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
   TrainOptions& o = *out;

@@ -7,6 +7,7 @@
 
 #include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
+#include "train/distinct_keys.h"
 
 namespace strata {
 
@@ -28,14 +29,23 @@ Status PassReader::Open(const ReadPosition& from) {
 
 Status PassReader::ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]) {
   out->batches.assign(readers_.size(), {});
-  counts[0] = counts[1] = 0;
-  for (size_t g = 0; g < readers_.size(); ++g) {
+  std::vector<Status> status(readers_.size());
+  const auto read_worker = [&](size_t g) {
     for (int64_t b = 0; b < steps_per_pass; ++b) {
       Batch batch;
-      STRATA_RETURN_IF_ERROR(readers_[g]->Next(o_.batch_size, &batch));
-      if (batch.num_examples == 0) break;
+      status[g] = readers_[g]->Next(o_.batch_size, &batch);
+      if (!status[g].ok() || batch.num_examples == 0) return;
       out->batches[g].push_back(std::move(batch));
     }
+  };
+  if (pool_ != nullptr) {
+    pool_->ParallelFor(readers_.size(), read_worker);
+  } else {
+    for (size_t g = 0; g < readers_.size(); ++g) read_worker(g);
+  }
+  counts[0] = counts[1] = 0;
+  for (size_t g = 0; g < readers_.size(); ++g) {
+    STRATA_RETURN_IF_ERROR(status[g]);  // the first failing worker's error
     counts[0] = std::max<int64_t>(counts[0], static_cast<int64_t>(out->batches[g].size()));
     counts[1] += static_cast<int64_t>(readers_[g]->bad_rows());
   }
@@ -44,6 +54,8 @@ Status PassReader::ReadBatches(int64_t steps_per_pass, PassData* out, int64_t co
 
 void PassReader::Read(Comm* comm, PassData* out) {
   const Stopwatch watch;
+  const int threads = std::min(kMaxReadThreads, ThreadsOfRank(o_, comm->local_size()));
+  if (pool_ == nullptr && threads > 1) pool_ = std::make_unique<ThreadPool>(threads);
   const int64_t global_batch = static_cast<int64_t>(comm->size()) * o_.workers_per_rank * o_.batch_size;
   const int64_t steps_per_pass = std::max<int64_t>(1, (o_.pass_examples + global_batch - 1) / global_batch);
   while (!done_ && epoch_ < o_.epochs) {
@@ -80,6 +92,11 @@ void PassReader::Read(Comm* comm, PassData* out) {
 // number of examples holding each (a key repeated in one example counts once).
 void PassReader::CollectKeys(PassData* pass) const {
   const bool count = o_.model.admit_min_count > 0;
+  size_t total = 0;
+  for (const auto& worker : pass->batches) {
+    for (const Batch& b : worker) total += b.keys.size();
+  }
+  pass->keys.reserve(total);
   for (const auto& worker : pass->batches) {
     for (const Batch& b : worker) {
       if (count) {
@@ -89,20 +106,7 @@ void PassReader::CollectKeys(PassData* pass) const {
       }
     }
   }
-  std::sort(pass->keys.begin(), pass->keys.end());
-  if (!count) {
-    pass->keys.erase(std::unique(pass->keys.begin(), pass->keys.end()), pass->keys.end());
-    return;
-  }
-  size_t distinct = 0;
-  for (size_t i = 0; i < pass->keys.size(); ++distinct) {
-    size_t j = i + 1;
-    while (j < pass->keys.size() && pass->keys[j] == pass->keys[i]) ++j;
-    pass->keys[distinct] = pass->keys[i];
-    pass->key_examples.push_back(static_cast<uint32_t>(j - i));
-    i = j;
-  }
-  pass->keys.resize(distinct);
+  SortDistinct(&pass->keys, count ? &pass->key_examples : nullptr, pool_.get());
 }
 
 // Keys of one slot are (slot, token) keys, so a key can repeat within an example only

@@ -2,7 +2,10 @@
 // batches from its chunk of the shard plan; ranks agree on the pass's step count (the most
 // batches any worker read) and on the malformed-row budget; an epoch whose chunks are all
 // exhausted rolls over to the next, and after the last epoch a pass with last set ends the
-// stream. Every call is a collective on the Comm it is given. Not thread-safe: one thread.
+// stream. The local workers' chunks are parsed on threads of the reader's own (at most the
+// rank's --threads), each into its own batches, so the batches are the same whatever the
+// threads. Every call is a collective on the Comm it is given. Not
+// thread-safe: one caller thread.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +14,7 @@
 
 #include "strata/comm/comm.h"
 #include "strata/data/chunk_reader.h"
+#include "strata/common/thread_pool.h"
 #include "strata/data/shard_plan.h"
 #include "strata/train/options.h"
 #include "train/pass_data.h"
@@ -38,8 +42,8 @@ class PassReader {
   void Read(Comm* comm, PassData* out);
 
  private:
-  // Reads up to steps_per_pass batches per local worker; counts[0] = most batches of a
-  // worker, counts[1] = the rank's bad rows so far.
+  // Reads up to steps_per_pass batches per local worker, the workers' chunks on the pool's
+  // threads; counts[0] = most batches of a worker, counts[1] = the rank's bad rows so far.
   Status ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]);
   Status ReportBadRows(Comm* comm, int64_t total_bad);
   void CollectKeys(PassData* pass) const;
@@ -49,6 +53,10 @@ class PassReader {
   const ShardPlan& plan_;
   const int rank_;
   std::vector<std::unique_ptr<ChunkReader>> readers_;
+  // Threads of the Read stage (the rank's threads, at most kMaxReadThreads): the workers'
+  // chunks and the buckets of the key sort run on them. Null when one; made at the first Read.
+  static constexpr int kMaxReadThreads = 8;
+  std::unique_ptr<ThreadPool> pool_;
   std::vector<size_t> warned_;  // bad-row messages already printed, per reader
   int next_pass_ = 0;
   int epoch_ = 0;

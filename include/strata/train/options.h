@@ -74,4 +74,7 @@ struct TrainOptions {
 // file it names. -h/--help and --help-markdown set show_help and help_text and stop there.
 Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out);
 
+// CPU threads of one rank: --threads, else this node's cores shared by its local_ranks.
+int ThreadsOfRank(const TrainOptions& o, int local_ranks);
+
 }  // namespace strata
