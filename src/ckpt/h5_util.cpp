@@ -66,9 +66,13 @@ Status Error(Status::Code code, const std::string& what) {
   return Status::WithCode(code, inner.empty() ? what : what + " (" + inner + ")");
 }
 
-Status CreateFile(const std::string& path, Handle* file) {
+Status CreateFile(const std::string& path, Handle* file, uint64_t align) {
   SilenceErrors();
-  *file = Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.valid() || (align > 0 && H5Pset_alignment(fapl.get(), 64 << 10, align) < 0)) {
+    return Error(Status::Code::kIOError, path + ": cannot set up HDF5 file");
+  }
+  *file = Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
   if (!file->valid()) return Error(Status::Code::kIOError, path + ": cannot create HDF5 file");
   return Status::OK();
 }
@@ -112,6 +116,32 @@ Status Dataset::Create(hid_t loc, const std::string& name, hid_t type, uint64_t 
   out->cols_ = cols;
   out->rows_ = 0;
   out->where_ = where;
+  return Status::OK();
+}
+
+Status Dataset::CreateFixed(hid_t loc, const std::string& name, hid_t type, uint64_t cols, uint64_t rows,
+                            const std::string& where, Dataset* out) {
+  const int rank = cols ? 2 : 1;
+  const hsize_t dims[2] = {rows, cols};
+  Handle space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!space.valid() || !dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS) < 0 ||
+      H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY) < 0 || H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0) {
+    return Error(Status::Code::kIOError, where + ": cannot set up dataset");
+  }
+  out->ds_ = Handle(H5Dcreate2(loc, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  if (!out->ds_.valid()) return Error(Status::Code::kIOError, where + ": cannot create dataset");
+  out->type_ = type;
+  out->cols_ = cols;
+  out->rows_ = rows;
+  out->where_ = where;
+  return Status::OK();
+}
+
+Status Dataset::FileOffset(uint64_t* offset) const {
+  const haddr_t addr = H5Dget_offset(ds_.get());
+  if (addr == HADDR_UNDEF) return Error(Status::Code::kIOError, where_ + ": no contiguous data in the file");
+  *offset = addr;
   return Status::OK();
 }
 
@@ -176,6 +206,13 @@ Status Dataset::Read(uint64_t first, uint64_t n, void* data) const {
 }
 
 Status Dataset::ChunkOffsets(std::vector<uint64_t>* offsets) const {
+  Handle dcpl(H5Dget_create_plist(ds_.get()), H5Pclose);
+  if (dcpl.valid() && H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
+    uint64_t at = 0;
+    STRATA_RETURN_IF_ERROR(FileOffset(&at));
+    offsets->assign(1, at);
+    return Status::OK();
+  }
   hsize_t n = 0;
   Handle space(H5Dget_space(ds_.get()), H5Sclose);
   if (!space.valid() || H5Dget_num_chunks(ds_.get(), space.get(), &n) < 0) {

@@ -1,6 +1,7 @@
 // Thin wrappers over the HDF5 C API for the checkpoint files: RAII handles, chunked
 // datasets (Fletcher32-checked unless their file has a checksum of its own) written and
-// read in row ranges, scalar/string/array attributes.
+// read in row ranges, contiguous datasets of a fixed size whose bytes the caller writes,
+// scalar/string/array attributes.
 // Every failure becomes a Status naming the file and the object, with HDF5's innermost
 // error description ("data error detected by Fletcher32 checksum"). Stateless apart from
 // the handles; safe to use from several threads on different files.
@@ -50,7 +51,9 @@ class Handle {
 // "<what>: <HDF5's innermost error description>"; clears the error stack.
 Status Error(Status::Code code, const std::string& what);
 
-Status CreateFile(const std::string& path, Handle* file);
+// align > 0: objects of 64 KiB or more start at multiples of align (so that their bytes can
+// be written with O_DIRECT).
+Status CreateFile(const std::string& path, Handle* file, uint64_t align = 0);
 Status OpenFileReadOnly(const std::string& path, Handle* file);
 Status CreateGroup(hid_t loc, const std::string& name, const std::string& file, Handle* group);
 Status OpenGroup(hid_t loc, const std::string& name, const std::string& file, Handle* group);
@@ -67,6 +70,10 @@ class Dataset {
  public:
   static Status Create(hid_t loc, const std::string& name, hid_t type, uint64_t cols, uint64_t chunk_rows,
                        ChunkCheck check, const std::string& where, Dataset* out);
+  // A contiguous dataset of exactly `rows` rows, its space allocated now and never filled:
+  // its bytes are written at FileOffset() by the caller, once the file is closed.
+  static Status CreateFixed(hid_t loc, const std::string& name, hid_t type, uint64_t cols, uint64_t rows,
+                            const std::string& where, Dataset* out);
   static Status Open(hid_t loc, const std::string& name, hid_t type, uint64_t cols,
                      const std::string& where, Dataset* out);
 
@@ -76,8 +83,11 @@ class Dataset {
   Status Append(const void* data, uint64_t n);
   // Reads rows [first, first + n) into data. REQUIRES: first + n <= rows().
   Status Read(uint64_t first, uint64_t n, void* data) const;
-  // Byte offset of each chunk in the file, for tests and tools that damage or locate data.
+  // Byte offset of each chunk in the file (of the whole data, for a contiguous dataset),
+  // for tests and tools that damage or locate data.
   Status ChunkOffsets(std::vector<uint64_t>* offsets) const;
+  // Byte offset of a contiguous dataset's data in the file.
+  Status FileOffset(uint64_t* offset) const;
 
  private:
   Status Select(uint64_t first, uint64_t n, Handle* file_space, Handle* mem_space) const;

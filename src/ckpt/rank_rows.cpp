@@ -1,8 +1,9 @@
 // rows-<r>.h5: writing a rank's rows from its RowStore, scanning them back in batches with
 // count and CRC checks, and loading the rows a rank owns under a new rank count. Writing
-// and scanning each run one helper thread for the HDF5 side (copies, file I/O) so it
-// overlaps the row encoding and the CRC on the calling thread; the calling thread joins it
-// before returning, on every path. The file's CRC32 in meta.h5 covers every byte of its
+// and scanning each run one helper thread for the file side (HDF5's copies, or the direct
+// writes of a full checkpoint's contiguous datasets) so it overlaps the row encoding and
+// the CRC on the calling thread; the calling thread joins it before returning, on every
+// path. The file's CRC32 in meta.h5 covers every byte of its
 // rows, so its datasets go without HDF5's per-chunk Fletcher32 (which took more CPU than
 // the rest of a write): a damaged row is found by the CRC once its file has been read.
 #include <fcntl.h>
@@ -14,11 +15,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <future>
 
+#include "ckpt/extent_io.h"
 #include "ckpt/file_sync.h"
 #include "ckpt/h5_util.h"
 #include "strata/ckpt/checkpoint.h"
+#include "strata/common/huge_pages.h"
 #include "strata/common/partition.h"
 
 namespace strata::ckpt {
@@ -41,10 +45,11 @@ struct Columns {
   size_t emb_bytes;  // a row's embedding, in the row dtype
   size_t state_floats;
   size_t n = 0;
-  std::vector<uint64_t> keys;
-  std::vector<uint8_t> emb;
-  std::vector<float> state;
-  std::vector<uint32_t> freq, last;
+  // Page-aligned where large (HugeVector), so a full batch's columns can go out O_DIRECT.
+  HugeVector<uint64_t> keys;
+  HugeVector<uint8_t> emb;
+  HugeVector<float> state;
+  HugeVector<uint32_t> freq, last;
 
   void* data(int c) {
     void* p[kColumns] = {keys.data(), emb.data(), state.data(), freq.data(), last.data()};
@@ -85,7 +90,9 @@ uint64_t ColumnCols(int c, const RowLayout& layout) {
   return c == kEmbedding ? layout.dim : c == kState ? layout.state_floats : 0;
 }
 
-uint64_t BatchRows(int dim) { return 4 * ChunkRows(dim); }
+// Rows a write batch holds: about 4 chunks, a multiple of 1024 rows so that every column of
+// a full batch is a multiple of 4 KiB (O_DIRECT's unit).
+uint64_t BatchRows(int dim) { return std::max<uint64_t>(1024, 4 * ChunkRows(dim) / 1024 * 1024); }
 
 // Starts writeback of what is dirty in the file so far (no wait), so the disk writes while
 // the next batches are encoded and the closing fsync has little left to do.
@@ -110,45 +117,27 @@ Status AppendBatch(h5::Dataset* ds, Columns* cols, int writeback_fd) {
 
 }  // namespace
 
-// Two threads share the work: this one scans the store into one column batch and CRCs it
-// while a helper appends the previous batch to the datasets (HDF5's copies and writes).
-Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
-                     RowStore& store, uint32_t min_last_pass, RankFileInfo* info) {
-  assert(store.row_bytes() == layout.bytes());
-  const RowSource all{[&store](const RowVisitor& visit) { return store.Scan(visit); }, store.num_keys()};
-  return WriteRankRows(ckpt_tmp_dir, rank, layout, all, min_last_pass, info);
-}
+namespace {
 
-Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
-                     const RowSource& source, uint32_t min_last_pass, RankFileInfo* info) {
-  std::error_code ec;
-  std::filesystem::create_directories(ckpt_tmp_dir, ec);
-  if (ec) return Status::IOError("cannot create " + ckpt_tmp_dir + ": " + ec.message());
-  const std::string path = ckpt_tmp_dir + "/" + RankFileName(rank);
-  h5::Handle file, group;
-  STRATA_RETURN_IF_ERROR(h5::CreateFile(path, &file));
-  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file.get(), "rows", path, &group));
-  STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
-  STRATA_RETURN_IF_ERROR(h5::WriteAttr(group.get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows"));
-  const uint64_t chunk_rows = FileChunkRows(source.rows, layout, min_last_pass);
-  h5::Dataset ds[kColumns];
-  for (int c = 0; c < kColumns; ++c) {
-    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c, layout), ColumnCols(c, layout),
-                                               chunk_rows, h5::ChunkCheck::kNone, path + ": /rows/" + kColumnNames[c],
-                                               &ds[c]));
-  }
-  const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
+// A batch sink: writes one batch of columns to the file (on the helper thread).
+using BatchSink = std::function<Status(Columns*)>;
+
+// Two threads share the work: this one scans the source into one column batch and CRCs it
+// while a helper hands the previous batch to `sink`. *rows: the rows scanned.
+Status ScanToColumns(const RowLayout& layout, const RowSource& source, uint32_t min_last_pass, const BatchSink& sink,
+                     FileCrc* crc, uint64_t* rows) {
   const size_t batch = BatchRows(layout.dim), eb = layout.embedding_bytes(), s = layout.state_floats;
   Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   int cur = 0;
-  FileCrc crc;
   Status st;
-  std::future<Status> appending;  // of bufs[cur ^ 1]; declared last, so joined first
+  *rows = 0;
+  std::future<Status> writing;  // of bufs[cur ^ 1]; declared last, so joined first
   auto hand_off = [&] {
-    crc.Add(bufs[cur]);
-    if (appending.valid()) st = appending.get();
+    crc->Add(bufs[cur]);
+    *rows += bufs[cur].n;
+    if (writing.valid()) st = writing.get();
     if (!st.ok()) return;
-    appending = std::async(std::launch::async, AppendBatch, ds, &bufs[cur], writeback_fd);
+    writing = std::async(std::launch::async, sink, &bufs[cur]);
     cur ^= 1;
     bufs[cur].n = 0;
   };
@@ -164,12 +153,42 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
     if (cols.n == batch) hand_off();
   });
   if (scan.ok() && st.ok() && bufs[cur].n > 0) hand_off();
-  if (appending.valid()) {
-    const Status last = appending.get();
+  if (writing.valid()) {
+    const Status last = writing.get();
     if (st.ok()) st = last;
   }
-  if (writeback_fd >= 0) ::close(writeback_fd);
   STRATA_RETURN_IF_ERROR(scan);
+  return st;
+}
+
+// A rank file with its /rows group and attributes.
+Status CreateRankFile(const std::string& path, int rank, const RowLayout& layout, uint64_t align, h5::Handle* file,
+                      h5::Handle* group) {
+  STRATA_RETURN_IF_ERROR(h5::CreateFile(path, file, align));
+  STRATA_RETURN_IF_ERROR(h5::CreateGroup(file->get(), "rows", path, group));
+  STRATA_RETURN_IF_ERROR(h5::WriteAttr(group->get(), "rank", H5T_NATIVE_INT, &rank, path + ": /rows"));
+  return h5::WriteAttr(group->get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows");
+}
+
+// An increment or delta: an unknown share of the store, appended to chunked datasets.
+Status WriteChunked(const std::string& path, int rank, const RowLayout& layout, const RowSource& source,
+                    uint32_t min_last_pass, RankFileInfo* info) {
+  h5::Handle file, group;
+  STRATA_RETURN_IF_ERROR(CreateRankFile(path, rank, layout, 0, &file, &group));
+  const uint64_t chunk_rows = FileChunkRows(source.rows, layout, min_last_pass);
+  h5::Dataset ds[kColumns];
+  for (int c = 0; c < kColumns; ++c) {
+    STRATA_RETURN_IF_ERROR(h5::Dataset::Create(group.get(), kColumnNames[c], ColumnType(c, layout), ColumnCols(c, layout),
+                                               chunk_rows, h5::ChunkCheck::kNone, path + ": /rows/" + kColumnNames[c],
+                                               &ds[c]));
+  }
+  const int writeback_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a hint only: -1 is fine
+  FileCrc crc;
+  uint64_t rows = 0;
+  const Status st = ScanToColumns(layout, source, min_last_pass,
+                                  [&ds, writeback_fd](Columns* cols) { return AppendBatch(ds, cols, writeback_fd); },
+                                  &crc, &rows);
+  if (writeback_fd >= 0) ::close(writeback_fd);
   STRATA_RETURN_IF_ERROR(st);
   info->rows = ds[kKeys].rows();
   info->crc32 = crc.Value();
@@ -177,6 +196,66 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
   STRATA_RETURN_IF_ERROR(group.Close(path));
   STRATA_RETURN_IF_ERROR(file.Close(path));
   return SyncPath(path);
+}
+
+// A full checkpoint: source.rows rows exactly, so the datasets are laid out contiguous and
+// 4 KiB-aligned by HDF5 first, and their bytes then written straight to those extents
+// (ExtentFile) without HDF5's copies or the page cache.
+Status WriteDirect(const std::string& path, int rank, const RowLayout& layout, const RowSource& source,
+                   RankFileInfo* info) {
+  std::vector<ExtentFile::Extent> extents(kColumns);
+  {
+    h5::Handle file, group;
+    STRATA_RETURN_IF_ERROR(CreateRankFile(path, rank, layout, ExtentFile::kAlign, &file, &group));
+    Columns one(layout, 1);
+    one.n = 1;
+    for (int c = 0; c < kColumns; ++c) {
+      h5::Dataset ds;
+      STRATA_RETURN_IF_ERROR(h5::Dataset::CreateFixed(group.get(), kColumnNames[c], ColumnType(c, layout),
+                                                      ColumnCols(c, layout), source.rows,
+                                                      path + ": /rows/" + kColumnNames[c], &ds));
+      STRATA_RETURN_IF_ERROR(ds.FileOffset(&extents[c].offset));
+      extents[c].bytes = source.rows * one.col_bytes(c);
+    }
+    STRATA_RETURN_IF_ERROR(group.Close(path));
+    STRATA_RETURN_IF_ERROR(file.Close(path));
+  }
+  std::unique_ptr<ExtentFile> writer;
+  STRATA_RETURN_IF_ERROR(ExtentFile::Create(path, extents, &writer));
+  const BatchSink sink = [&writer](Columns* cols) {
+    for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(writer->Append(c, cols->data(c), cols->col_bytes(c)));
+    return Status::OK();
+  };
+  FileCrc crc;
+  uint64_t rows = 0;
+  STRATA_RETURN_IF_ERROR(ScanToColumns(layout, source, 0, sink, &crc, &rows));
+  if (rows != source.rows) {
+    return Status::IOError(path + ": the store gave " + std::to_string(rows) + " rows, not the " +
+                           std::to_string(source.rows) + " it counted before the checkpoint");
+  }
+  STRATA_RETURN_IF_ERROR(writer->Finish());
+  info->rows = rows;
+  info->crc32 = crc.Value();
+  return SyncPath(path);
+}
+
+}  // namespace
+
+Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
+                     RowStore& store, uint32_t min_last_pass, RankFileInfo* info) {
+  assert(store.row_bytes() == layout.bytes());
+  const RowSource all{[&store](const RowVisitor& visit) { return store.Scan(visit); }, store.num_keys()};
+  return WriteRankRows(ckpt_tmp_dir, rank, layout, all, min_last_pass, info);
+}
+
+Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
+                     const RowSource& source, uint32_t min_last_pass, RankFileInfo* info) {
+  std::error_code ec;
+  std::filesystem::create_directories(ckpt_tmp_dir, ec);
+  if (ec) return Status::IOError("cannot create " + ckpt_tmp_dir + ": " + ec.message());
+  const std::string path = ckpt_tmp_dir + "/" + RankFileName(rank);
+  if (min_last_pass == 0 && source.rows > 0) return WriteDirect(path, rank, layout, source, info);
+  return WriteChunked(path, rank, layout, source, min_last_pass, info);
 }
 
 namespace {
@@ -206,6 +285,39 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
   }
   return Status::OK();
 }
+
+// The columns of a full checkpoint lie in five distant extents, read a batch at a time side
+// by side, which the kernel's readahead does not follow: a batch's five ranges are
+// announced to it (POSIX_FADV_WILLNEED) before they are read, so they load together. A
+// no-op for chunked files, whose batches lie together.
+class ReadAhead {
+ public:
+  ReadAhead(hid_t file, h5::Dataset (&ds)[kColumns], const RowLayout& layout) {
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+    Columns one(layout, 1);
+    one.n = 1;
+    for (int c = 0; c < kColumns; ++c) {
+      std::vector<uint64_t> offsets;
+      if (!ds[c].ChunkOffsets(&offsets).ok() || offsets.size() != 1 || ds[c].rows() == 0) return;
+      start_[c] = offsets[0];
+      row_bytes_[c] = one.col_bytes(c);
+    }
+    fd_ = *static_cast<int*>(handle);
+  }
+  void Announce(uint64_t first, uint64_t n) const {
+    if (fd_ < 0) return;
+    for (int c = 0; c < kColumns; ++c) {
+      ::posix_fadvise(fd_, static_cast<off_t>(start_[c] + first * row_bytes_[c]), static_cast<off_t>(n * row_bytes_[c]),
+                      POSIX_FADV_WILLNEED);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  uint64_t start_[kColumns] = {};
+  uint64_t row_bytes_[kColumns] = {};
+};
 
 // Rows (cols.n, row bytes) from a batch of columns, each key checked to be file_rank's.
 Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, int file_rank, uint64_t first,
@@ -244,9 +356,11 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
   STRATA_RETURN_IF_ERROR(OpenRankColumns(path, meta, file_rank, &file, ds));
   const uint64_t batch = BatchRows(layout.dim);
   Columns bufs[2] = {Columns(layout, std::min(batch, expect.rows)), Columns(layout, std::min(batch, expect.rows))};
-  auto read_batch = [&ds, &expect, batch](uint64_t first, Columns* cols) {
+  const ReadAhead ahead(file.get(), ds, layout);
+  auto read_batch = [&ds, &expect, &ahead, batch](uint64_t first, Columns* cols) {
     h5::SilenceErrors();
     cols->n = std::min(batch, expect.rows - first);
+    ahead.Announce(first, cols->n);
     for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Read(first, cols->n, cols->data(c)));
     return Status::OK();
   };

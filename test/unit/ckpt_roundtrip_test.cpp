@@ -52,6 +52,32 @@ TEST_CASE("ckpt: rows and meta read back bitwise") {
   }
 }
 
+TEST_CASE("ckpt: a full checkpoint's rows go straight to their extents, O_DIRECT or not") {
+  for (const bool tmpfs : {false, true}) {  // a disk takes O_DIRECT; tmpfs refuses it
+    CAPTURE(tmpfs);
+    TempDir tmp(tmpfs);
+    Job job(SmallSpec(), 1);
+    job.AddRows(0, 5001, 9, 2);  // not a whole number of 4 KiB blocks in any column
+    const std::string name = WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(2), MakeMeta(job, 2, 5));
+    const Rows rows = LoadRows(tmp.path() + "/" + name, 0, 1);
+    CHECK(rows.size() == 5001);
+    for (const auto& [key, row] : rows) CHECK(job.rows.at(key) == row);
+  }
+}
+
+TEST_CASE("ckpt: a store that gives other rows than it counted fails its checkpoint") {
+  TempDir tmp;
+  Job job(SmallSpec(), 1);
+  job.AddRows(0, 300, 9, 2);
+  RowStore& store = *job.stores[0];
+  const ckpt::RowSource miscounted{[&store](const ckpt::RowVisitor& visit) { return store.Scan(visit); },
+                                   store.num_keys() + 1};
+  ckpt::RankFileInfo info;
+  const Status st = ckpt::WriteRankRows(tmp.path() + "/t", 0, job.layout, miscounted, 0, &info);
+  CHECK(st.code() == Status::Code::kIOError);
+  CHECK(st.message().find("gave 300 rows, not the 301") != std::string::npos);
+}
+
 TEST_CASE("ckpt: a checkpoint of 2 ranks reshards to 1 and 4 ranks") {
   TempDir tmp;
   Job job(SmallSpec(), 2);

@@ -50,9 +50,11 @@
 //     /rows/freq              u32 (n)
 //     /rows/last_pass         u32 (n)
 //   Row i of every dataset is one row; keys are distinct and all owned by rank r
-//   (OwnerRank(key, ranks) == r). Every dataset of a file has chunks of ChunkRows(dim)
-//   rows (1 MiB of embedding; 1/16 of that in increments and deltas), or of the store's
-//   row count when smaller; readers need not know.
+//   (OwnerRank(key, ranks) == r). A full checkpoint's datasets are contiguous and start
+//   at multiples of 4 KiB (their bytes are written straight to the file); an increment's
+//   or a delta's are chunked, ChunkRows(dim) / 16 rows a chunk (1/16 MiB of embedding), or
+//   the row count when smaller (files of earlier builds: chunks of ChunkRows(dim) rows).
+//   Readers need not know.
 //
 //   pending-<r>.h5            with admission only (admit_min_count > 0): attr rank i32 on
 //     /pending/keys           u64 (m)            /pending; keys counted, not yet admitted,
