@@ -8,6 +8,18 @@
 
 namespace strata {
 
+void AppendExamples(const Batch& src, int first, int count, Batch* dst) {
+  const size_t S = static_cast<size_t>(src.num_slots), D = static_cast<size_t>(src.num_dense);
+  const size_t from = static_cast<size_t>(first), to = from + static_cast<size_t>(count);
+  const uint32_t key_begin = src.offsets[from * S], key_end = src.offsets[to * S];
+  const uint32_t shift = static_cast<uint32_t>(dst->keys.size()) - key_begin;  // mod 2^32
+  dst->keys.insert(dst->keys.end(), src.keys.begin() + key_begin, src.keys.begin() + key_end);
+  for (size_t j = from * S + 1; j <= to * S; ++j) dst->offsets.push_back(src.offsets[j] + shift);
+  dst->dense.insert(dst->dense.end(), src.dense.begin() + from * D, src.dense.begin() + to * D);
+  dst->labels.insert(dst->labels.end(), src.labels.begin() + first, src.labels.begin() + first + count);
+  dst->num_examples += count;
+}
+
 float TransformDense(double x) {
   double y = std::log1p(std::fabs(x));
   return static_cast<float>(x < 0 ? -y : y);

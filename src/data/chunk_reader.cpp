@@ -102,14 +102,16 @@ Status ChunkReader::Next(int max_examples, Batch* out) {
       if (!st.ok()) return Status::InvalidArgument(FileOfPiece() + ":1: " + st.message());
       continue;
     }
-    if (!ParseRow(line, out, &reason)) {
-      ++bad_rows_;
-      if (bad_row_messages_.size() < kMaxBadRowMessages) {
-        bad_row_messages_.push_back(FileOfPiece() + ":" + std::to_string(line_no) + ": " + reason);
-      }
-    }
+    if (!ParseRow(line, out, &reason)) NoteBadRow(FileOfPiece(), line_no, reason);
   }
   return Status::OK();
+}
+
+void ChunkReader::NoteBadRow(const std::string& file, uint64_t line_no, const std::string& reason) {
+  ++bad_rows_;
+  if (bad_row_messages_.size() < kMaxBadRowMessages) {
+    bad_row_messages_.push_back(file + ":" + std::to_string(line_no) + ": " + reason);
+  }
 }
 
 Status ChunkReader::SkipLines(uint64_t n) {

@@ -1,11 +1,46 @@
-// SortDistinct (distinct_keys.h): bucket by the top byte, sort and run-length each bucket,
-// then close the gaps between buckets in bucket order.
+// SortDistinct (distinct_keys.h): bucket by the top byte, count each bucket's keys in a hash
+// table and sort the distinct ones, then close the gaps between buckets in bucket order.
 #include "train/distinct_keys.h"
 
 #include <algorithm>
 #include <array>
+#include <utility>
+
+#include "strata/common/hash.h"
 
 namespace strata {
+
+namespace {
+
+// [first, last) becomes its distinct keys, ascending, at its front (returns how many), with
+// each one's occurrences in runs[i] when runs is not null. A pass holds each key several
+// times: the keys are counted in a hash table first, so only the distinct ones are sorted.
+size_t DistinctInPlace(uint64_t* first, uint64_t* last, uint32_t* runs) {
+  const size_t n = static_cast<size_t>(last - first);
+  if (n == 0) return 0;
+  size_t cap = 16;
+  while (cap < 2 * n) cap <<= 1;
+  std::vector<uint64_t> slot_key(cap);
+  std::vector<uint32_t> slot_count(cap, 0);
+  for (const uint64_t* p = first; p != last; ++p) {
+    size_t h = Mix64(*p) & (cap - 1);
+    while (slot_count[h] != 0 && slot_key[h] != *p) h = (h + 1) & (cap - 1);
+    slot_key[h] = *p;
+    ++slot_count[h];
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> found;
+  for (size_t h = 0; h < cap; ++h) {
+    if (slot_count[h] != 0) found.emplace_back(slot_key[h], slot_count[h]);
+  }
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i < found.size(); ++i) {
+    first[i] = found[i].first;
+    if (runs != nullptr) runs[i] = found[i].second;
+  }
+  return found.size();
+}
+
+}  // namespace
 
 void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, ThreadPool* pool) {
   constexpr int kBuckets = 256;
@@ -21,18 +56,8 @@ void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, Th
   std::vector<uint32_t> runs(counts != nullptr ? keys->size() : 0);
   std::array<size_t, kBuckets> distinct{};
   const auto sort_bucket = [&](size_t b) {
-    uint64_t* first = bucketed.data() + start[b];
-    uint64_t* last = bucketed.data() + start[b + 1];
-    std::sort(first, last);
-    size_t n = 0;
-    for (uint64_t* p = first; p != last; ++n) {
-      uint64_t* q = p + 1;
-      while (q != last && *q == *p) ++q;
-      first[n] = *p;
-      if (counts != nullptr) runs[start[b] + n] = static_cast<uint32_t>(q - p);
-      p = q;
-    }
-    distinct[b] = n;
+    distinct[b] = DistinctInPlace(bucketed.data() + start[b], bucketed.data() + start[b + 1],
+                                  counts != nullptr ? runs.data() + start[b] : nullptr);
   };
   if (pool != nullptr && pool->size() > 1) {
     pool->ParallelFor(kBuckets, sort_bucket);

@@ -30,15 +30,13 @@ Status PassReader::Open(const ReadPosition& from) {
 Status PassReader::ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]) {
   out->batches.assign(readers_.size(), {});
   std::vector<Status> status(readers_.size());
+  const int batches = static_cast<int>(std::min<int64_t>(steps_per_pass, INT32_MAX));
+  // One worker parses its rows on the pool's threads; several share them out by worker.
+  const bool by_worker = readers_.size() > 1 && pool_ != nullptr;
   const auto read_worker = [&](size_t g) {
-    for (int64_t b = 0; b < steps_per_pass; ++b) {
-      Batch batch;
-      status[g] = readers_[g]->Next(o_.batch_size, &batch);
-      if (!status[g].ok() || batch.num_examples == 0) return;
-      out->batches[g].push_back(std::move(batch));
-    }
+    status[g] = readers_[g]->NextBatches(o_.batch_size, batches, by_worker ? nullptr : pool_.get(), &out->batches[g]);
   };
-  if (pool_ != nullptr) {
+  if (by_worker) {
     pool_->ParallelFor(readers_.size(), read_worker);
   } else {
     for (size_t g = 0; g < readers_.size(); ++g) read_worker(g);

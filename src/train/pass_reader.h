@@ -2,9 +2,9 @@
 // batches from its chunk of the shard plan; ranks agree on the pass's step count (the most
 // batches any worker read) and on the malformed-row budget; an epoch whose chunks are all
 // exhausted rolls over to the next, and after the last epoch a pass with last set ends the
-// stream. The local workers' chunks are parsed on threads of the reader's own (at most the
-// rank's --threads), each into its own batches, so the batches are the same whatever the
-// threads. Every call is a collective on the Comm it is given. Not
+// stream. Rows are parsed on threads of the reader's own (at most the rank's --threads):
+// several local workers' chunks side by side, or one worker's rows in groups
+// (ChunkReader::NextBatches); the batches are the same whatever the threads. Every call is a collective on the Comm it is given. Not
 // thread-safe: one caller thread.
 #pragma once
 
@@ -42,8 +42,8 @@ class PassReader {
   void Read(Comm* comm, PassData* out);
 
  private:
-  // Reads up to steps_per_pass batches per local worker, the workers' chunks on the pool's
-  // threads; counts[0] = most batches of a worker, counts[1] = the rank's bad rows so far.
+  // Reads up to steps_per_pass batches per local worker on the pool's threads; counts[0] =
+  // most batches of a worker, counts[1] = the rank's bad rows so far.
   Status ReadBatches(int64_t steps_per_pass, PassData* out, int64_t counts[2]);
   Status ReportBadRows(Comm* comm, int64_t total_bad);
   void CollectKeys(PassData* pass) const;

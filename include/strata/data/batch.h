@@ -29,6 +29,10 @@ struct Batch {
   }
 };
 
+// Appends examples [first, first + count) of src to dst (same slots and dense width),
+// renumbering their key offsets.
+void AppendExamples(const Batch& src, int first, int count, Batch* dst);
+
 // Dense feature transform shared by every reader and generator: sign(x) * log(1 + |x|).
 float TransformDense(double x);
 

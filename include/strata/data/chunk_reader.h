@@ -8,7 +8,8 @@
 // as "file:line: reason" (1-based line within its file). Blank lines are skipped silently;
 // with a schema's header, the first line of each file must name its columns (else Next
 // fails naming the file). Reads go through 4 MiB buffers (pread, or zlib for gzip); parsing
-// allocates nothing per row. Not thread-safe; one reader per worker thread.
+// allocates nothing per row; NextBatches parses a pass's rows on a pool's threads. Not
+// thread-safe; one reader per worker thread.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "strata/common/status.h"
+#include "strata/common/thread_pool.h"
 #include "strata/data/batch.h"
 #include "strata/data/schema.h"
 #include "strata/data/shard_plan.h"
@@ -57,6 +59,13 @@ class ChunkReader {
   // REQUIRES: max_examples >= 1.
   Status Next(int max_examples, Batch* out);
 
+  // Up to max_batches batches of up to max_examples examples: exactly what as many calls of
+  // Next would give (the same lines consumed, the same bad rows counted and quoted), with
+  // the rows parsed on pool's threads (null: this thread). Fewer batches, the last maybe
+  // short, at the end of the chunk. REQUIRES: max_examples >= 1; max_batches >= 1; pool
+  // not running another ParallelFor.
+  Status NextBatches(int max_examples, int max_batches, ThreadPool* pool, std::vector<Batch>* out);
+
   // Moves past the next n lines of the chunk without parsing them (resuming a run at a
   // recorded lines_read()). InvalidArgument when the chunk has fewer lines left.
   Status SkipLines(uint64_t n);
@@ -69,6 +78,12 @@ class ChunkReader {
  private:
   Status OpenPiece();
   Status NextLine(std::string_view* line, bool* has_line, uint64_t* line_no);
+  // The next n rows' lines (blank lines skipped, header lines checked and skipped) copied
+  // into *block; fewer, and *ended, at the end of the chunk.
+  struct LineBlock;
+  Status GatherLines(int64_t n, LineBlock* block, bool* ended);
+  // Counts a bad row and keeps its message while there are fewer than kMaxBadRowMessages.
+  void NoteBadRow(const std::string& file, uint64_t line_no, const std::string& reason);
   bool ParseRow(std::string_view line, Batch* out, std::string* reason) const;
   std::string FileOfPiece() const;
   char delimiter() const { return schema_ ? schema_->delimiter : '\t'; }
