@@ -23,6 +23,8 @@ struct ChunkReader::LineBlock {
 
 namespace {
 
+constexpr int64_t kRoundRows = 65536;  // lines gathered, then parsed, at a time
+
 // The rows of one group of a block's lines: the valid ones in `rows`, the others by index.
 struct ParsedGroup {
   Batch rows;
@@ -85,9 +87,10 @@ Status ChunkReader::NextBatches(int max_examples, int max_batches, ThreadPool* p
   std::vector<ParsedGroup> groups;
   int64_t have = 0;
   for (bool ended = false; have < want && !ended;) {
-    // Only as many lines as rows are missing: the lines read are those Next would read.
+    // Only as many lines as rows are missing (the lines read are those Next would read),
+    // and at most kRoundRows at a time, so the raw text held beside the batches stays small.
     LineBlock block;
-    STRATA_RETURN_IF_ERROR(GatherLines(want - have, &block, &ended));
+    STRATA_RETURN_IF_ERROR(GatherLines(std::min(want - have, std::max<int64_t>(kRoundRows, max_examples)), &block, &ended));
     const size_t first = groups.size(), n = block.size(), per = static_cast<size_t>(max_examples);
     groups.resize(first + (n + per - 1) / per);
     const auto parse = [&](size_t g) {
