@@ -38,6 +38,14 @@ Status CudaDevicesFor(int workers, const std::vector<int>& requested, int local_
   return Status::OK();
 }
 
+int MostWorkersOnOneDevice(const CudaPlacement& placement) {
+  int most = 0;
+  for (int d : placement.devices) {
+    most = std::max(most, static_cast<int>(std::count(placement.devices.begin(), placement.devices.end(), d)));
+  }
+  return most;
+}
+
 std::string DescribePlacement(const CudaPlacement& placement) {
   std::string text;
   for (int d : placement.devices) text += fmt::format("{}GPU {}", text.empty() ? "" : ", ", d);

@@ -204,7 +204,10 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
                                           : static_cast<double>(AvailableMemoryBytes()) / std::max(1, comm->local_size());
   CudaPlacement placement;
   if (gpu) STRATA_RETURN_IF_ERROR(comm->AgreeOn(PlaceCudaWorkers(o, *comm, &placement)));
-  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(placement.devices)) : 0;
+  // The plan's HBM is one worker's; workers sharing a GPU (--cuda-devices) share its memory.
+  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(placement.devices)) /
+                               std::max(1, MostWorkersOnOneDevice(placement))
+                         : 0;
   parts->planned_dram_bytes = static_cast<int64_t>(plan.Total(plan.dram));
   if (comm->rank() == 0) {
     fmt::print("{}", FormatPlan(plan, keys, dram, hbm));

@@ -35,6 +35,9 @@ TEST_CASE("hbm: --cuda-devices places workers as listed, sharing a device named 
   CHECK(p.shared);
   CHECK(DescribePlacement(p) == "GPU 0, GPU 0 (shared)");
   CHECK_FALSE(Place(2, {1, 0}, 0, 1, 2).shared);
+  CHECK(MostWorkersOnOneDevice(Place(3, {0, 1, 0}, 0, 1, 2)) == 2);
+  CHECK(MostWorkersOnOneDevice(Place(2, {}, 0, 1, 2)) == 1);
+  CHECK(MostWorkersOnOneDevice(CudaPlacement{}) == 0);
 }
 
 TEST_CASE("hbm: a placement that cannot be made names the flags") {

@@ -23,6 +23,9 @@ struct CudaPlacement {
 Status CudaDevicesFor(int workers, const std::vector<int>& requested, int local_rank, int local_size, int visible,
                       CudaPlacement* out);
 
+// The most workers of the placement on one device (1 when none share; 0 when empty).
+int MostWorkersOnOneDevice(const CudaPlacement& placement);
+
 // "GPU 0, GPU 1" (with " (shared)" when a device serves several of the rank's workers).
 std::string DescribePlacement(const CudaPlacement& placement);
 
