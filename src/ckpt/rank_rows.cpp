@@ -32,6 +32,14 @@ namespace {
 enum Column { kKeys, kEmbedding, kState, kFreq, kLastPass, kColumns };
 constexpr const char* kColumnNames[kColumns] = {"keys", "embedding", "state", "freq", "last_pass"};
 
+// Bytes a row takes in column c.
+size_t ColumnRowBytes(int c, size_t emb_bytes, size_t state_floats) {
+  return c == kKeys ? 8 : c == kEmbedding ? emb_bytes : c == kState ? 4 * state_floats : 4;
+}
+size_t ColumnRowBytes(int c, const RowLayout& layout) {
+  return ColumnRowBytes(c, layout.embedding_bytes(), layout.state_floats);
+}
+
 // One batch of at most `capacity` rows split into the datasets' column buffers.
 struct Columns {
   Columns(const RowLayout& layout, size_t capacity)
@@ -55,9 +63,7 @@ struct Columns {
     void* p[kColumns] = {keys.data(), emb.data(), state.data(), freq.data(), last.data()};
     return p[c];
   }
-  size_t col_bytes(int c) const {
-    return n * (c == kKeys ? 8 : c == kEmbedding ? emb_bytes : c == kState ? 4 * state_floats : 4);
-  }
+  size_t col_bytes(int c) const { return n * ColumnRowBytes(c, emb_bytes, state_floats); }
 };
 
 // The CRC32 of a rank file (format.h): per-column CRCs fed batch by batch in file order,
@@ -207,15 +213,13 @@ Status WriteDirect(const std::string& path, int rank, const RowLayout& layout, c
   {
     h5::Handle file, group;
     STRATA_RETURN_IF_ERROR(CreateRankFile(path, rank, layout, ExtentFile::kAlign, &file, &group));
-    Columns one(layout, 1);
-    one.n = 1;
     for (int c = 0; c < kColumns; ++c) {
       h5::Dataset ds;
       STRATA_RETURN_IF_ERROR(h5::Dataset::CreateFixed(group.get(), kColumnNames[c], ColumnType(c, layout),
                                                       ColumnCols(c, layout), source.rows,
                                                       path + ": /rows/" + kColumnNames[c], &ds));
       STRATA_RETURN_IF_ERROR(ds.FileOffset(&extents[c].offset));
-      extents[c].bytes = source.rows * one.col_bytes(c);
+      extents[c].bytes = source.rows * ColumnRowBytes(c, layout);
     }
     STRATA_RETURN_IF_ERROR(group.Close(path));
     STRATA_RETURN_IF_ERROR(file.Close(path));
@@ -295,13 +299,9 @@ class ReadAhead {
   ReadAhead(hid_t file, h5::Dataset (&ds)[kColumns], const RowLayout& layout) {
     void* handle = nullptr;
     if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
-    Columns one(layout, 1);
-    one.n = 1;
     for (int c = 0; c < kColumns; ++c) {
-      std::vector<uint64_t> offsets;
-      if (!ds[c].ChunkOffsets(&offsets).ok() || offsets.size() != 1 || ds[c].rows() == 0) return;
-      start_[c] = offsets[0];
-      row_bytes_[c] = one.col_bytes(c);
+      if (ds[c].rows() == 0 || !ds[c].FileOffset(&start_[c]).ok()) return;  // chunked: nothing to do
+      row_bytes_[c] = ColumnRowBytes(c, layout);
     }
     fd_ = *static_cast<int*>(handle);
   }

@@ -6,7 +6,7 @@
 #include <array>
 #include <utility>
 
-#include "strata/common/hash.h"
+#include "strata/common/key_index.h"
 
 namespace strata {
 
@@ -18,19 +18,13 @@ namespace {
 size_t DistinctInPlace(uint64_t* first, uint64_t* last, uint32_t* runs) {
   const size_t n = static_cast<size_t>(last - first);
   if (n == 0) return 0;
-  size_t cap = 16;
-  while (cap < 2 * n) cap <<= 1;
-  std::vector<uint64_t> slot_key(cap);
-  std::vector<uint32_t> slot_count(cap, 0);
+  KeyIndex ids;
+  ids.Reset(n);
+  std::vector<std::pair<uint64_t, uint32_t>> found;  // (key, occurrences) in first-seen order
   for (const uint64_t* p = first; p != last; ++p) {
-    size_t h = Mix64(*p) & (cap - 1);
-    while (slot_count[h] != 0 && slot_key[h] != *p) h = (h + 1) & (cap - 1);
-    slot_key[h] = *p;
-    ++slot_count[h];
-  }
-  std::vector<std::pair<uint64_t, uint32_t>> found;
-  for (size_t h = 0; h < cap; ++h) {
-    if (slot_count[h] != 0) found.emplace_back(slot_key[h], slot_count[h]);
+    const auto [id, fresh] = ids.Insert(*p);
+    if (fresh) found.emplace_back(*p, 0);
+    ++found[id].second;
   }
   std::sort(found.begin(), found.end());
   for (size_t i = 0; i < found.size(); ++i) {
