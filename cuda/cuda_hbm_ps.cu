@@ -7,11 +7,17 @@
 // key. Dense parameters and Adam moments are replicated on every GPU and
 // updated by the same kernel from the same summed gradient, so replicas stay identical.
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
-// backend returns each worker's gradients in host memory like the host backend does.
+// backend returns each worker's gradients in host memory like the host backend does, except
+// in a job of one worker (TrainAlone), where they never leave the GPU.
+//
+// Every copy goes through page-locked memory: a call's uploads and downloads are queued
+// together and waited for once (a training step waits twice: for the batch index's size
+// and for its results). Bulk calls move their rows in bounded pinned chunks (BulkStaging).
 //
 // Each GPU holds its shard of two table sets: the active one trains, the standby one is
 // staged by the Stage-in thread on its own stream with its own upload buffers; SwapIn flips
-// an index. Every public call returns after its device work has finished. Thread safety as
+// an index. Every public call returns after its device work has finished, but ApplyDense,
+// whose kernels the next call's synchronization waits for. Thread safety as
 // HbmPs: ComputeGradients/Predict of different workers may run concurrently (each uses its
 // own GPU, stream, cuBLAS handle and scratch; peer tables are only read), and BeginStage/
 // Stage beside any call but SwapIn.
@@ -24,13 +30,12 @@
 #include <string>
 #include <vector>
 
-#include "batch_index.cuh"
+#include "bulk_staging.cuh"
 #include "cuda_check.cuh"
-#include "device_buffer.cuh"
+#include "cuda_worker.cuh"
 #include "fm_kernels.cuh"
-#include "hash_table.cuh"
-#include "mlp_cublas.cuh"
 #include "optimizer_kernels.cuh"
+#include "pinned_transfer.cuh"
 #include "pool_kernels.cuh"
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
@@ -43,68 +48,15 @@ namespace strata {
 namespace gpu {
 namespace {
 
-// Makes device current for the calling thread for a scope. The previous device is put back.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    cudaGetDevice(&previous_);
-    cudaSetDevice(device);
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-// One GPU: its shard of the pass, its dense replica, and scratch for its worker's batches.
-struct Worker {
-  Worker(int dev, size_t row_bytes, const Mlp& model)
-      : device(dev), tables{GpuHashTable(row_bytes), GpuHashTable(row_bytes)}, mlp(model) {}
-
-  int device;
-  // Declared before everything bound to it (the cuBLAS handle in mlp), so destroyed after.
-  OwnedStream stream;
-  // The two table sets' shards on this GPU (CudaHbmPs::active_ picks the training one),
-  // and per set every shard's view, for lookups across shards: views[set] (G).
-  GpuHashTable tables[2];
-  DeviceBuffer<TableView> views[2];
-  // The Stage-in thread's own stream and upload buffers, so staging overlaps training.
-  struct {
-    OwnedStream stream;
-    DeviceBuffer<uint64_t> keys;
-    DeviceBuffer<uint8_t> rows;
-  } stage;
-  DeviceBuffer<float> params, m, v, grad;
-  CublasMlp mlp;
-  DeviceBatchIndex index;
-  // Batch inputs.
-  DeviceBuffer<uint64_t> keys;
-  DeviceBuffer<uint32_t> offsets;
-  DeviceBuffer<float> labels, dense;
-  DeviceBuffer<uint8_t> shard;
-  DeviceBuffer<uint8_t> mean;  // MeanSlotFlags, uploaded with each batch (S bytes)
-  // Working buffers; `rows`, `missing`, `counts` and `staged` also serve the bulk calls.
-  DeviceBuffer<uint32_t*> rows;
-  DeviceBuffer<uint32_t> missing, counts;
-  DeviceBuffer<uint8_t> staged;
-  DeviceBuffer<float> emb, input, dinput, logits, dparams, grads;
-  DeviceBuffer<double> losses;
-  std::vector<uint8_t> host_shard;
-  std::vector<double> host_losses;
-};
-
 class CudaHbmPs final : public HbmPs {
  public:
   explicit CudaHbmPs(const HbmOptions& o)
-      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), max_batch_(o.max_batch) {
+      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), max_batch_(o.max_batch),
+        bulk_(o.workers), staging_(o.workers) {
     for (int g = 0; g < o.workers; ++g) {
       const int device = o.devices.empty() ? g : o.devices[g];
       workers_.push_back(std::make_unique<Worker>(device, layout_.bytes(), mlp_));
     }
-    bulk_.parts.resize(o.workers);
-    staging_.parts.resize(o.workers);
   }
 
   ~CudaHbmPs() override {
@@ -134,6 +86,7 @@ class CudaHbmPs final : public HbmPs {
       }
       STRATA_RETURN_IF_ERROR(w->mlp.Init(max_batch_, w->stream));
       STRATA_RETURN_IF_ERROR(w->missing.Reserve(1));
+      if (!mean_.empty()) STRATA_RETURN_IF_ERROR(Upload(mean_.data(), mean_.size(), w->stream, &w->mean));
       for (const auto& other : workers_) STRATA_RETURN_IF_ERROR(EnablePeer(w->device, other->device, G));
       STRATA_CUDA_TRY(cudaStreamSynchronize(w->stream));
     }
@@ -186,23 +139,25 @@ class CudaHbmPs final : public HbmPs {
   size_t host_staging_bytes() const override { return bulk_.capacity_bytes() + staging_.capacity_bytes(); }
 
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
-    const size_t rb = layout_.bytes();
+    const size_t rb = layout_.bytes(), chunk = BulkStaging::ChunkRows(rb);
     STRATA_RETURN_IF_ERROR(CheckActiveSet());
-    bulk_.Split(keys, n, num_workers());
+    bulk_.Split(keys, n);
     for (size_t g = 0; g < workers_.size(); ++g) {
       Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = bulk_.parts[g];
-      if (part.empty()) continue;
+      const std::vector<uint32_t>& part = bulk_.part(g);
       DeviceScope scope(w.device);
-      bulk_.Gather(keys, nullptr, rb, part);
-      STRATA_RETURN_IF_ERROR(Upload(bulk_.keys.data(), part.size(), w.stream, &w.keys));
-      STRATA_RETURN_IF_ERROR(w.staged.Reserve(part.size() * rb));
-      STRATA_RETURN_IF_ERROR(w.tables[active_].Export(w.keys.get(), part.size(),
-                                                      reinterpret_cast<uint32_t*>(w.staged.get()), w.stream));
-      bulk_.bytes.resize(part.size() * rb);
-      STRATA_RETURN_IF_ERROR(Download(w.staged.get(), bulk_.bytes.size(), w.stream, bulk_.bytes.data()));
-      STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
-      for (size_t i = 0; i < part.size(); ++i) std::memcpy(rows + part[i] * rb, &bulk_.bytes[i * rb], rb);
+      for (size_t begin = 0; begin < part.size(); begin += chunk) {
+        const size_t end = std::min(part.size(), begin + chunk), m = end - begin;
+        STRATA_RETURN_IF_ERROR(bulk_.Prepare(m, rb));
+        bulk_.Pack(keys, nullptr, rb, part, begin, end);
+        STRATA_RETURN_IF_ERROR(Upload(bulk_.chunk_keys(), m, w.stream, &w.keys));
+        STRATA_RETURN_IF_ERROR(w.staged.Reserve(m * rb));
+        STRATA_RETURN_IF_ERROR(
+            w.tables[active_].Export(w.keys.get(), m, reinterpret_cast<uint32_t*>(w.staged.get()), w.stream));
+        STRATA_RETURN_IF_ERROR(Download(w.staged.get(), m * rb, w.stream, bulk_.chunk_items()));
+        STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+        bulk_.Unpack(rows, rb, part, begin, end);
+      }
     }
     bulk_.Release();
     return Status::OK();
@@ -211,47 +166,47 @@ class CudaHbmPs final : public HbmPs {
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
     Worker& w = *workers_[worker];
     const int B = batch.num_examples, dim = spec_.embedding_dim;
+    const size_t P = mlp_.num_params();
     if (B == 0) {
-      out->SetEmpty(mlp_.num_params());
+      out->SetEmpty(P);
       return Status::OK();
     }
-    out->examples = B;
-    out->dense.resize(mlp_.num_params());
     DeviceScope scope(w.device);
-    STRATA_RETURN_IF_ERROR(Forward(w, batch));
-    STRATA_RETURN_IF_ERROR(Upload(batch.labels.data(), B, w.stream, &w.labels));
-    STRATA_RETURN_IF_ERROR(w.losses.Reserve(B));
-    // dlogits overwrite the logits, as in the host backend.
-    STRATA_RETURN_IF_ERROR(LaunchLogLoss(w.logits.get(), w.labels.get(), B, grad_scale, w.logits.get(),
-                                         w.losses.get(), w.stream));
-    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(mlp_.num_params()));
-    STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
-    STRATA_RETURN_IF_ERROR(
-        w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
-    if (spec_.kind == ModelKind::kDeepFm) {
-      STRATA_RETURN_IF_ERROR(LaunchFmGradient(w.input.get(), B, mlp_.input_width(), batch.num_slots, dim,
-                                              w.logits.get(), w.dinput.get(), w.stream));
-    }
+    STRATA_RETURN_IF_ERROR(Backward(w, batch, grad_scale));
     const size_t k = w.index.distinct();
-    STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
-    if (!mean_.empty()) {
-      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, batch.num_slots, dim,
-                                                  mlp_.input_width(), w.dinput.get(), w.stream));
-    }
-    STRATA_RETURN_IF_ERROR(LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(),
-                                         w.dinput.get(), k, dim, w.grads.get(), w.stream));
-    out->keys.resize(k);
-    out->counts.resize(k);
-    out->grads.resize(k * dim);
-    w.host_losses.resize(B);
-    STRATA_RETURN_IF_ERROR(Download(w.index.keys(), k, w.stream, out->keys.data()));
-    STRATA_RETURN_IF_ERROR(Download(w.index.counts(), k, w.stream, out->counts.data()));
-    STRATA_RETURN_IF_ERROR(Download(w.grads.get(), k * dim, w.stream, out->grads.data()));
-    STRATA_RETURN_IF_ERROR(Download(w.dparams.get(), mlp_.num_params(), w.stream, out->dense.data()));
-    STRATA_RETURN_IF_ERROR(Download(w.losses.get(), B, w.stream, w.host_losses.data()));
-    STRATA_RETURN_IF_ERROR(FinishBatch(w));
-    out->loss_sum = 0;
-    for (double l : w.host_losses) out->loss_sum += l;  // row order, as LossAndGrad sums
+    PinnedDownloads results;
+    const size_t keys_at = results.Add(w.index.keys(), k), counts_at = results.Add(w.index.counts(), k);
+    const size_t grads_at = results.Add(w.grads.get(), k * dim), dense_at = results.Add(w.dparams.get(), P);
+    double loss_sum = 0;
+    STRATA_RETURN_IF_ERROR(FinishBatch(w, B, &results, &loss_sum));
+    const PinnedBuffer& got = w.down;
+    out->examples = B;
+    out->loss_sum = loss_sum;
+    out->keys.assign(got.At<uint64_t>(keys_at), got.At<uint64_t>(keys_at) + k);
+    out->counts.assign(got.At<uint32_t>(counts_at), got.At<uint32_t>(counts_at) + k);
+    out->grads.assign(got.At<float>(grads_at), got.At<float>(grads_at) + k * dim);
+    out->dense.assign(got.At<float>(dense_at), got.At<float>(dense_at) + P);
+    return Status::OK();
+  }
+
+  // One worker's gradients are the sums: the step is applied where they were computed,
+  // with the same kernels ApplySparse and ApplyDense run, so the rows are those of the
+  // longer way bitwise.
+  Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) override {
+    if (num_workers() != 1 || batch.num_examples == 0) return HbmPs::TrainAlone(batch, grad_scale, out);
+    Worker& w = *workers_.front();
+    const int B = batch.num_examples;
+    DeviceScope scope(w.device);
+    STRATA_RETURN_IF_ERROR(Backward(w, batch, grad_scale));
+    STRATA_RETURN_IF_ERROR(LaunchSparseApply(w.rows.get(), w.grads.get(), w.index.counts(), w.index.distinct(), spec_,
+                                             lr_sparse_, static_cast<uint32_t>(set_pass_[active_]), w.stream));
+    STRATA_RETURN_IF_ERROR(DenseStep(w, w.dparams.get(), NextDenseStep()));
+    PinnedDownloads results;
+    double loss_sum = 0;
+    STRATA_RETURN_IF_ERROR(FinishBatch(w, B, &results, &loss_sum));
+    out->SetEmpty(0);
+    out->examples = B;
+    out->loss_sum = loss_sum;
     return Status::OK();
   }
 
@@ -260,10 +215,12 @@ class CudaHbmPs final : public HbmPs {
     const int B = batch.num_examples;
     if (B == 0) return Status::OK();
     DeviceScope scope(w.device);
-    STRATA_RETURN_IF_ERROR(Forward(w, batch));
-    STRATA_RETURN_IF_ERROR(Download(w.logits.get(), B, w.stream, probs));
-    STRATA_RETURN_IF_ERROR(FinishBatch(w));
-    for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));  // as the host backend
+    STRATA_RETURN_IF_ERROR(Forward(w, batch, false));
+    PinnedDownloads results;
+    const size_t logits_at = results.Add(w.logits.get(), B);
+    STRATA_RETURN_IF_ERROR(FinishBatch(w, 0, &results, nullptr));
+    const float* logits = w.down.At<float>(logits_at);
+    for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-logits[i]));  // as the host backend
     return Status::OK();
   }
 
@@ -272,23 +229,18 @@ class CudaHbmPs final : public HbmPs {
     lr_dense_ = static_cast<float>(spec_.lr_dense * factor);
   }
 
+  // Queues every shard's update, then waits for all of them at once.
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
-    const int dim = spec_.embedding_dim;
     STRATA_RETURN_IF_ERROR(CheckActiveSet());
-    bulk_.Split(keys, n, num_workers());
-    Status missing;
-    for (size_t g = 0; g < workers_.size(); ++g) {
+    const int G = num_workers();
+    if (G > 1) bulk_.Split(keys, n);
+    std::vector<size_t> missing_at(G);
+    for (int g = 0; g < G; ++g) {
       Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = bulk_.parts[g];
-      if (part.empty()) continue;
-      const size_t m = part.size();
       DeviceScope scope(w.device);
-      bulk_.Gather(keys, reinterpret_cast<const uint8_t*>(grads), dim * sizeof(float), part);
-      part_counts_.resize(m);
-      for (size_t i = 0; i < m; ++i) part_counts_[i] = counts[part[i]];
-      STRATA_RETURN_IF_ERROR(Upload(bulk_.keys.data(), m, w.stream, &w.keys));
-      STRATA_RETURN_IF_ERROR(Upload(bulk_.bytes.data(), bulk_.bytes.size(), w.stream, &w.staged));
-      STRATA_RETURN_IF_ERROR(Upload(part_counts_.data(), m, w.stream, &w.counts));
+      const size_t m = G == 1 ? n : bulk_.part(g).size();
+      if (m == 0) continue;
+      STRATA_RETURN_IF_ERROR(G == 1 ? UploadUpdates(w, keys, grads, counts, n) : UploadShardUpdates(w, g, keys, grads, counts));
       STRATA_RETURN_IF_ERROR(w.rows.Reserve(m));
       STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
       // views + g with no shard list: every key is looked up in this GPU's own shard.
@@ -297,32 +249,39 @@ class CudaHbmPs final : public HbmPs {
       STRATA_RETURN_IF_ERROR(LaunchSparseApply(w.rows.get(), reinterpret_cast<const float*>(w.staged.get()),
                                                w.counts.get(), m, spec_, lr_sparse_,
                                                static_cast<uint32_t>(set_pass_[active_]), w.stream));
-      uint32_t first_missing = kNoRow;
-      STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
+      PinnedDownloads result;
+      missing_at[g] = result.Add(w.missing.get(), 1);
+      STRATA_RETURN_IF_ERROR(result.Issue(&w.down, w.stream));
+    }
+    Status missing;
+    for (int g = 0; g < G; ++g) {
+      Worker& w = *workers_[g];
+      const size_t m = G == 1 ? n : bulk_.part(g).size();
+      if (m == 0) continue;
+      DeviceScope scope(w.device);
       STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+      const uint32_t first_missing = *w.down.At<uint32_t>(missing_at[g]);
       if (first_missing != kNoRow && missing.ok()) {
-        missing = Status::NotFound("ApplySparse: key " + std::to_string(bulk_.keys[first_missing]) +
-                                   " not in the HBM-PS");
+        const uint64_t key = G == 1 ? keys[first_missing] : keys[bulk_.part(g)[first_missing]];
+        missing = Status::NotFound("ApplySparse: key " + std::to_string(key) + " not in the HBM-PS");
       }
     }
     return missing;  // like the host backend: present rows are updated even when one is missing
   }
 
+  // Queued on every replica; the next call's synchronization waits for it.
   Status ApplyDense(const float* grad) override {
     const size_t P = mlp_.num_params();
-    ++steps_;
-    const AdamStepScalars k = MakeAdamStepScalars(lr_dense_, DenseOptimizer::kAdamBeta1,
-                                                  DenseOptimizer::kAdamBeta2, DenseOptimizer::kAdamEps, steps_);
+    const AdamStepScalars k = NextDenseStep();
+    STRATA_RETURN_IF_ERROR(SyncAll());  // the previous step's upload has left dense_up_
+    STRATA_RETURN_IF_ERROR(dense_up_.Reserve(P * sizeof(float)));
+    std::memcpy(dense_up_.At<float>(0), grad, P * sizeof(float));
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
-      STRATA_RETURN_IF_ERROR(Upload(grad, P, w->stream, &w->grad));
-      if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
-        STRATA_RETURN_IF_ERROR(LaunchAdamStep(w->params.get(), w->m.get(), w->v.get(), w->grad.get(), P, k, w->stream));
-      } else {
-        STRATA_RETURN_IF_ERROR(LaunchSgdStep(w->params.get(), w->grad.get(), P, lr_dense_, w->stream));
-      }
+      STRATA_RETURN_IF_ERROR(Upload(dense_up_.At<float>(0), P, w->stream, &w->grad));
+      STRATA_RETURN_IF_ERROR(DenseStep(*w, w->grad.get(), k));
     }
-    return SyncAll();
+    return Status::OK();
   }
 
   Status GetDenseState(DenseState* state) const override {
@@ -365,38 +324,6 @@ class CudaHbmPs final : public HbmPs {
   }
 
  private:
-  // Host-side split of a bulk call's keys (and their records) by device shard.
-  struct HostParts {
-    std::vector<std::vector<uint32_t>> parts;  // parts[g]: positions (ascending) of shard g's keys
-    std::vector<uint64_t> keys;
-    std::vector<uint8_t> bytes;
-
-    void Split(const uint64_t* all, size_t n, int G) {
-      for (auto& p : parts) p.clear();
-      for (size_t i = 0; i < n; ++i) parts[G == 1 ? 0 : DeviceShard(all[i], G)].push_back(static_cast<uint32_t>(i));
-    }
-    // keys = all[part]; bytes = the item_bytes records of items[part] (when given).
-    void Gather(const uint64_t* all, const uint8_t* items, size_t item_bytes, const std::vector<uint32_t>& part) {
-      keys.resize(part.size());
-      for (size_t i = 0; i < part.size(); ++i) keys[i] = all[part[i]];
-      if (items == nullptr) return;
-      bytes.resize(part.size() * item_bytes);
-      for (size_t i = 0; i < part.size(); ++i) std::memcpy(&bytes[i * item_bytes], items + part[i] * item_bytes, item_bytes);
-    }
-    // Gives back the memory of a pass's rows (Insert, Export), so that the largest pass's
-    // rows do not stay in host memory for the rest of the run.
-    void Release() {
-      for (auto& p : parts) std::vector<uint32_t>().swap(p);
-      std::vector<uint64_t>().swap(keys);
-      std::vector<uint8_t>().swap(bytes);
-    }
-    size_t capacity_bytes() const {
-      size_t b = keys.capacity() * sizeof(uint64_t) + bytes.capacity();
-      for (const auto& p : parts) b += p.capacity() * sizeof(uint32_t);
-      return b;
-    }
-  };
-
   // Empties table set `set` for `pass`, on the training streams or (staging) the stage
   // streams, and uploads its views to every GPU.
   Status ResetSet(int set, int pass, size_t expected_keys, bool staging) {
@@ -420,24 +347,32 @@ class CudaHbmPs final : public HbmPs {
     return Status::OK();
   }
 
-  // Inserts (or overwrites) rows into table set `set`, each in its key's shard.
+  // Inserts (or overwrites) rows into table set `set`, each in its key's shard, a pinned
+  // chunk at a time (the table's Insert waits for each).
   Status InsertInto(int set, const uint64_t* keys, size_t n, const uint8_t* rows, bool staging) {
-    const size_t rb = layout_.bytes();
-    HostParts& host = staging ? staging_ : bulk_;
-    host.Split(keys, n, num_workers());
+    const size_t rb = layout_.bytes(), chunk = BulkStaging::ChunkRows(rb);
+    BulkStaging& host = staging ? staging_ : bulk_;
+    host.Split(keys, n);
     for (size_t g = 0; g < workers_.size(); ++g) {
       Worker& w = *workers_[g];
-      const std::vector<uint32_t>& part = host.parts[g];
-      if (part.empty()) continue;
+      const std::vector<uint32_t>& part = host.part(g);
       DeviceScope scope(w.device);
-      host.Gather(keys, rows, rb, part);
       const cudaStream_t stream = StreamOf(w, staging);
       DeviceBuffer<uint64_t>& dkeys = staging ? w.stage.keys : w.keys;
       DeviceBuffer<uint8_t>& drows = staging ? w.stage.rows : w.staged;
-      STRATA_RETURN_IF_ERROR(Upload(host.keys.data(), part.size(), stream, &dkeys));
-      STRATA_RETURN_IF_ERROR(Upload(host.bytes.data(), host.bytes.size(), stream, &drows));
-      STRATA_RETURN_IF_ERROR(w.tables[set].Insert(dkeys.get(), part.size(),
-                                                  reinterpret_cast<const uint32_t*>(drows.get()), stream));
+      for (size_t begin = 0; begin < part.size(); begin += chunk) {
+        const size_t end = std::min(part.size(), begin + chunk), m = end - begin;
+        STRATA_RETURN_IF_ERROR(host.Prepare(m, rb));
+        host.Pack(keys, rows, rb, part, begin, end);
+        STRATA_RETURN_IF_ERROR(Upload(host.chunk_keys(), m, stream, &dkeys));
+        STRATA_RETURN_IF_ERROR(Upload(host.chunk_items(), m * rb, stream, &drows));
+        const Status st = w.tables[set].Insert(dkeys.get(), m, reinterpret_cast<const uint32_t*>(drows.get()), stream);
+        if (!st.ok()) {
+          return Status::WithCode(st.code(), st.message() + " (keys " + std::to_string(begin) + " to " +
+                                                 std::to_string(end) + " of the " + std::to_string(part.size()) +
+                                                 " bound for device shard " + std::to_string(g) + ")");
+        }
+      }
     }
     host.Release();
     return Status::OK();
@@ -445,10 +380,68 @@ class CudaHbmPs final : public HbmPs {
 
   static cudaStream_t StreamOf(const Worker& w, bool staging) { return staging ? w.stage.stream : w.stream; }
 
+  // ApplySparse's inputs of a one-shard rank, as given, into w.keys, w.staged and w.counts.
+  Status UploadUpdates(Worker& w, const uint64_t* keys, const float* grads, const uint32_t* counts, size_t n) {
+    PinnedUploads up;
+    STRATA_RETURN_IF_ERROR(up.Add(keys, n, &w.keys));
+    STRATA_RETURN_IF_ERROR(up.Add(reinterpret_cast<const uint8_t*>(grads), n * spec_.embedding_dim * sizeof(float),
+                                  &w.staged));
+    STRATA_RETURN_IF_ERROR(up.Add(counts, n, &w.counts));
+    return up.Issue(&w.up, w.stream);
+  }
+
+  // The same for shard g's part of them (bulk_.part(g)), gathered first.
+  Status UploadShardUpdates(Worker& w, int g, const uint64_t* keys, const float* grads, const uint32_t* counts) {
+    const std::vector<uint32_t>& part = bulk_.part(g);
+    const size_t dim = spec_.embedding_dim;
+    part_keys_.resize(part.size());
+    part_grads_.resize(part.size() * dim);
+    part_counts_.resize(part.size());
+    for (size_t i = 0; i < part.size(); ++i) {
+      part_keys_[i] = keys[part[i]];
+      std::memcpy(&part_grads_[i * dim], grads + part[i] * dim, dim * sizeof(float));
+      part_counts_[i] = counts[part[i]];
+    }
+    return UploadUpdates(w, part_keys_.data(), part_grads_.data(), part_counts_.data(), part.size());
+  }
+
+  // The dense step's scalars, counting the step.
+  AdamStepScalars NextDenseStep() {
+    ++steps_;
+    return MakeAdamStepScalars(lr_dense_, DenseOptimizer::kAdamBeta1, DenseOptimizer::kAdamBeta2,
+                               DenseOptimizer::kAdamEps, steps_);
+  }
+
+  // Queues the dense optimizer's step on w's replica from grad (device).
+  Status DenseStep(Worker& w, const float* grad, const AdamStepScalars& k) {
+    const size_t P = mlp_.num_params();
+    if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
+      return LaunchAdamStep(w.params.get(), w.m.get(), w.v.get(), grad, P, k, w.stream);
+    }
+    return LaunchSgdStep(w.params.get(), grad, P, lr_dense_, w.stream);
+  }
+
+  // Uploads a batch's inputs (and labels when training) through w.up.
+  Status UploadBatch(Worker& w, const Batch& batch, bool labels) {
+    const int G = num_workers();
+    const size_t n = batch.keys.size();
+    PinnedUploads up;
+    STRATA_RETURN_IF_ERROR(up.Add(batch.keys.data(), n, &w.keys));
+    STRATA_RETURN_IF_ERROR(up.Add(batch.offsets.data(), batch.offsets.size(), &w.offsets));
+    STRATA_RETURN_IF_ERROR(up.Add(batch.dense.data(), batch.dense.size(), &w.dense));
+    if (labels) STRATA_RETURN_IF_ERROR(up.Add(batch.labels.data(), batch.labels.size(), &w.labels));
+    if (G > 1) {
+      w.host_shard.resize(n);
+      for (size_t j = 0; j < n; ++j) w.host_shard[j] = static_cast<uint8_t>(DeviceShard(batch.keys[j], G));
+      STRATA_RETURN_IF_ERROR(up.Add(w.host_shard.data(), n, &w.shard));
+    }
+    return up.Issue(&w.up, w.stream);
+  }
+
   // Uploads the batch, builds its index, resolves and gathers its rows from every shard,
   // pools them into the MLP input and runs the forward pass into w.logits. The lookup's
-  // outcome is checked by FinishBatch, after the caller's downloads.
-  Status Forward(Worker& w, const Batch& batch) {
+  // outcome is checked by FinishBatch.
+  Status Forward(Worker& w, const Batch& batch, bool labels) {
     const int B = batch.num_examples, S = batch.num_slots, dim = spec_.embedding_dim, G = num_workers();
     const int in = mlp_.input_width();
     if (B > max_batch_) {
@@ -456,16 +449,8 @@ class CudaHbmPs final : public HbmPs {
                                      std::to_string(max_batch_));
     }
     STRATA_RETURN_IF_ERROR(CheckActiveSet());
-    const size_t n = batch.keys.size();
-    STRATA_RETURN_IF_ERROR(Upload(batch.keys.data(), n, w.stream, &w.keys));
-    STRATA_RETURN_IF_ERROR(Upload(batch.offsets.data(), batch.offsets.size(), w.stream, &w.offsets));
-    STRATA_RETURN_IF_ERROR(Upload(batch.dense.data(), batch.dense.size(), w.stream, &w.dense));
-    if (G > 1) {
-      w.host_shard.resize(n);
-      for (size_t j = 0; j < n; ++j) w.host_shard[j] = static_cast<uint8_t>(DeviceShard(batch.keys[j], G));
-      STRATA_RETURN_IF_ERROR(Upload(w.host_shard.data(), n, w.stream, &w.shard));
-    }
-    STRATA_RETURN_IF_ERROR(w.index.Build(w.keys.get(), n, w.offsets.get(), B, S, dim, in,
+    STRATA_RETURN_IF_ERROR(UploadBatch(w, batch, labels));
+    STRATA_RETURN_IF_ERROR(w.index.Build(w.keys.get(), batch.keys.size(), w.offsets.get(), B, S, dim, in,
                                          G > 1 ? w.shard.get() : nullptr, w.stream));
     const size_t k = w.index.distinct();
     STRATA_RETURN_IF_ERROR(w.rows.Reserve(k));
@@ -478,7 +463,6 @@ class CudaHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(LaunchPool(w.offsets.get(), w.index.local_ids(), w.emb.get(), w.dense.get(), B, S, dim,
                                       batch.num_dense, w.input.get(), w.stream));
     if (!mean_.empty()) {
-      STRATA_RETURN_IF_ERROR(Upload(mean_.data(), mean_.size(), w.stream, &w.mean));
       STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, dim, in, w.input.get(), w.stream));
     }
     STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
@@ -487,24 +471,59 @@ class CudaHbmPs final : public HbmPs {
     return LaunchFmTerm(w.input.get(), B, in, S, dim, w.logits.get(), w.stream);
   }
 
+  // Forward, the loss of each example into w.losses and backward: the dense gradient into
+  // w.dparams and one gradient per distinct key into w.grads (k, dim).
+  Status Backward(Worker& w, const Batch& batch, float grad_scale) {
+    const int B = batch.num_examples, dim = spec_.embedding_dim;
+    STRATA_RETURN_IF_ERROR(Forward(w, batch, true));
+    STRATA_RETURN_IF_ERROR(w.losses.Reserve(B));
+    // dlogits overwrite the logits, as in the host backend.
+    STRATA_RETURN_IF_ERROR(LaunchLogLoss(w.logits.get(), w.labels.get(), B, grad_scale, w.logits.get(),
+                                         w.losses.get(), w.stream));
+    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(mlp_.num_params()));
+    STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
+    STRATA_RETURN_IF_ERROR(
+        w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
+    if (spec_.kind == ModelKind::kDeepFm) {
+      STRATA_RETURN_IF_ERROR(LaunchFmGradient(w.input.get(), B, mlp_.input_width(), batch.num_slots, dim,
+                                              w.logits.get(), w.dinput.get(), w.stream));
+    }
+    const size_t k = w.index.distinct();
+    STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
+    if (!mean_.empty()) {
+      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, batch.num_slots, dim,
+                                                  mlp_.input_width(), w.dinput.get(), w.stream));
+    }
+    return LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(), w.dinput.get(), k, dim,
+                         w.grads.get(), w.stream);
+  }
+
+  // A batch is always the same pattern: the results to download (plus, when loss_sum is
+  // given, the B losses, summed in row order as LossAndGrad sums), the lookup's outcome,
+  // one wait. Reports a batch key missing from the HBM-PS.
+  Status FinishBatch(Worker& w, int B, PinnedDownloads* results, double* loss_sum) {
+    const size_t losses_at = results->Add(w.losses.get(), loss_sum != nullptr ? B : 0);
+    const size_t missing_at = results->Add(w.missing.get(), 1);
+    STRATA_RETURN_IF_ERROR(results->Issue(&w.down, w.stream));
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    if (loss_sum != nullptr) {
+      const double* losses = w.down.At<double>(losses_at);
+      for (int i = 0; i < B; ++i) *loss_sum += losses[i];
+    }
+    const uint32_t first_missing = *w.down.At<uint32_t>(missing_at);
+    if (first_missing == kNoRow) return Status::OK();
+    uint64_t key = 0;
+    STRATA_RETURN_IF_ERROR(Download(w.index.keys() + first_missing, 1, w.stream, &key));
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    return Status::NotFound("key " + std::to_string(key) + " of the batch is not in the HBM-PS");
+  }
+
   // A batch or step needs the active table set complete: not before the first pass, nor
   // after a BeginPass that failed part way (its views may name freed memory).
   Status CheckActiveSet() const {
     if (set_ready_[active_]) return Status::OK();
     return Status::InvalidArgument(!ever_ready_ ? "HBM-PS: a batch before the first pass"
                                                 : "HBM-PS: the pass's device tables were not set up (its BeginPass failed)");
-  }
-
-  // Waits for the worker's stream and reports a batch key missing from the HBM-PS.
-  Status FinishBatch(Worker& w) {
-    uint32_t first_missing = kNoRow;
-    STRATA_RETURN_IF_ERROR(Download(w.missing.get(), 1, w.stream, &first_missing));
-    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
-    if (first_missing == kNoRow) return Status::OK();
-    uint64_t key = 0;
-    STRATA_RETURN_IF_ERROR(Download(w.index.keys() + first_missing, 1, w.stream, &key));
-    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
-    return Status::NotFound("key " + std::to_string(key) + " of the batch is not in the HBM-PS");
   }
 
   Status SyncAll() {
@@ -527,9 +546,12 @@ class CudaHbmPs final : public HbmPs {
   int set_pass_[2] = {};   // the pass each table set holds
   bool set_ready_[2] = {}; // each set's shards and views complete (ResetSet succeeded)
   bool ever_ready_ = false;
-  // Host staging of the bulk calls (Insert, Export, ApplySparse), which never overlap, and
-  // of the Stage-in thread's calls, which may overlap them.
-  HostParts bulk_, staging_;
+  // Host staging of the bulk calls (Insert, Export, ApplySparse's split), which never
+  // overlap, and of the Stage-in thread's calls, which may overlap them.
+  BulkStaging bulk_, staging_;
+  PinnedBuffer dense_up_;  // ApplyDense's gradient, uploaded to every replica
+  std::vector<uint64_t> part_keys_;
+  std::vector<float> part_grads_;
   std::vector<uint32_t> part_counts_;
 };
 

@@ -57,6 +57,17 @@ train = sum(p["examples"] for p in passes) / sum(p["train_s"] for p in passes)
 print(final["examples_per_s"], statistics.median(p["examples_per_s"] for p in late), train, final["eval_auc"])
 PY
 }
+# stages JSONL: the later passes' median seconds per pipeline stage, which shows the bound.
+stages() {
+  "$PY" - "$1" <<'PY'
+import json, statistics, sys
+passes = [r for r in map(json.loads, open(sys.argv[1])) if r["type"] == "pass"]
+late = passes[len(passes) // 2:]
+print("  later passes, median s:", " ".join(
+    f"{k}={statistics.median(p[k] for p in late):.3f}" for k in ("read_s", "pull_s", "stage_s", "train_s", "push_s", "wall_s")),
+    f"keys={int(statistics.median(p['keys'] for p in late))}")
+PY
+}
 all=() late=() stage=() t=()
 for r in $(seq "$RUNS"); do
   $MPIRUN -np 1 "$TRAIN" "${model[@]}" "${io[@]}" --device cuda --pass-examples 131072 \
@@ -68,6 +79,7 @@ for r in $(seq "$RUNS"); do
   t+=("$(torch_field "$WORK/t.log" examples_per_s)")
 done
 grep -m1 "trains on" "$WORK/s.log" | sed 's/^/  /' || true
+stages "$WORK/s-$RUNS.jsonl"
 line() { printf '  %-44s %10.0f examples/s  (runs: %s)\n' "$1" "$(median "${@:2}")" "$(printf '%.0f ' "${@:2}")"; }
 line "strata-train --device cuda, whole run" "${all[@]}"
 line "strata-train --device cuda, later passes" "${late[@]}"

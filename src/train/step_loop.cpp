@@ -9,17 +9,31 @@ StepLoop::StepLoop(Comm* comm, ParamExchange* exchange, HbmPs* hbm, ThreadPool* 
     : comm_(comm), exchange_(exchange), hbm_(hbm), pool_(pool),
       scale_(1.0f / static_cast<float>(static_cast<int64_t>(workers) * batch_size)), schedule_(schedule),
       dense_(comm, hbm->num_dense_params()), grads_(hbm->num_workers()), status_(hbm->num_workers()),
-      dense_sum_(hbm->num_dense_params()) {
+      dense_sum_(hbm->num_dense_params()), alone_(workers == 1) {
   empty_.Clear(num_slots, num_dense);
 }
 
 Status StepLoop::Run(const PassData& pass, int64_t first_step, int64_t* examples, double* loss_sum) {
   for (int64_t step = 0; step < pass.steps; ++step) {
-    STRATA_RETURN_IF_ERROR(ComputeAll(pass, step));
     hbm_->SetRateFactor(schedule_.Factor(first_step + step));
+    if (alone_) {
+      STRATA_RETURN_IF_ERROR(TrainAlone(pass, step, examples, loss_sum));
+      continue;
+    }
+    STRATA_RETURN_IF_ERROR(ComputeAll(pass, step));
     STRATA_RETURN_IF_ERROR(Apply(pass.routing, examples, loss_sum));
   }
   return Status::OK();
+}
+
+Status StepLoop::TrainAlone(const PassData& pass, int64_t step, int64_t* examples, double* loss_sum) {
+  const std::vector<Batch>& mine = pass.batches[0];
+  const Batch& b = step < static_cast<int64_t>(mine.size()) ? mine[step] : empty_;
+  Status st = hbm_->TrainAlone(b, scale_, &grads_[0]);
+  if (st.ok()) st = InjectedFailure("train", comm_->rank());
+  *examples += grads_[0].examples;
+  *loss_sum += grads_[0].loss_sum;
+  return st;
 }
 
 Status StepLoop::ComputeAll(const PassData& pass, int64_t step) {

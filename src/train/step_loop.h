@@ -2,7 +2,8 @@
 // gradients (concurrently, on the thread pool), the sparse gradients are summed job-wide by
 // the exchange and the dense ones by the DenseReducer, both in global worker order, and
 // every rank applies the same sums to its replicas. A worker whose chunk ran out before
-// the pass did contributes an empty batch. Every call is a collective on the Comm given;
+// the pass did contributes an empty batch. A job of one worker has nothing to sum: its
+// steps are HbmPs::TrainAlone, which may keep the gradients on the device. Every call is a collective on the Comm given;
 // errors are agreed on. Not thread-safe: the Train stage's thread.
 #pragma once
 
@@ -34,6 +35,7 @@ class StepLoop {
  private:
   Status ComputeAll(const PassData& pass, int64_t step);
   Status Apply(const PassRouting& routing, int64_t* examples, double* loss_sum);
+  Status TrainAlone(const PassData& pass, int64_t step, int64_t* examples, double* loss_sum);
 
   Comm* comm_;
   ParamExchange* exchange_;
@@ -50,6 +52,7 @@ class StepLoop {
   std::vector<uint64_t> keys_;
   std::vector<float> sparse_sum_;
   std::vector<uint32_t> counts_;
+  const bool alone_;  // the job has one worker
 };
 
 }  // namespace strata

@@ -1,8 +1,9 @@
 // CUDA HBM-PS against the host backend on the same seeded inputs: a batch's distinct keys,
 // counts, sparse and dense gradients, loss and predictions (which check the pooled
 // embeddings, sum and mean, and the cuBLAS MLP) and one dense optimizer step, each to 1e-5
-// relative; one sparse optimizer step from the same gradients, bitwise; bf16 rows through WithRowDtype; and a short training run whose eval logloss
-// agrees to 1e-4. The same checks run with rows sharded over two workers, on two GPUs
+// relative; one sparse optimizer step from the same gradients, bitwise; bf16 rows through
+// WithRowDtype; a hot key's gradient; TrainAlone against the calls it stands for, bitwise;
+// and a short training run whose eval logloss agrees to 1e-4. The same checks run with rows sharded over two workers, on two GPUs
 // where there are two, else sharing one. Each case skips with one
 // line when no CUDA device is visible.
 #include <doctest/doctest.h>
@@ -263,6 +264,82 @@ TEST_CASE("cuda: a short training run reaches the host backend's eval logloss") 
   const double h = TrainAndEval(*host, o.spec, train, eval);
   const double c = TrainAndEval(*cuda, o.spec, train, eval);
   CHECK(c == doctest::Approx(h).epsilon(1e-4));
+}
+
+// Every key of slot 0 replaced by one token: a key of about 1.5 B occurrences, more than the
+// scatter sums in one thread.
+Batch HotKeyBatch(const ModelSpec& spec, int B, uint64_t seed) {
+  Batch b = RandomBatch(spec, B, seed);
+  for (int i = 0; i < B; ++i) {
+    const size_t seg = static_cast<size_t>(i) * spec.num_slots;
+    for (uint32_t j = b.offsets[seg]; j < b.offsets[seg + 1]; ++j) b.keys[j] = SlotKey(0, 1);
+  }
+  return b;
+}
+
+TEST_CASE("cuda: a key in most examples of a batch gets the host's gradient, the same every time") {
+  if (NoGpu()) return;
+  const HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+  const Batch b = HotKeyBatch(o.spec, 64, 21);
+  REQUIRE(std::count(b.keys.begin(), b.keys.end(), SlotKey(0, 1)) > 64);
+  auto host = NewHostHbmPs(o);
+  std::unique_ptr<HbmPs> cuda;
+  REQUIRE(NewCudaHbmPs(o, &cuda).ok());
+  Stage(*host, o.spec, {b}, 1);
+  Stage(*cuda, o.spec, {b}, 1);
+  WorkerGrads h, c, again;
+  REQUIRE(host->ComputeGradients(0, b, 1.0f / 64, &h).ok());
+  REQUIRE(cuda->ComputeGradients(0, b, 1.0f / 64, &c).ok());
+  REQUIRE(cuda->ComputeGradients(0, b, 1.0f / 64, &again).ok());
+  CHECK(c.keys == h.keys);
+  CheckClose(c.grads, h.grads, 1e-5);
+  CHECK(again.grads == c.grads);
+}
+
+// Trains the batches with TrainAlone, or with the three calls it stands for, and returns
+// the rows of every key and the dense state.
+std::vector<float> TrainSteps(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, bool alone,
+                              DenseState* dense) {
+  Stage(ps, spec, batches, 1);
+  std::vector<uint64_t> keys;
+  for (const Batch& b : batches) {
+    WorkerGrads g;
+    if (alone) {
+      const Status st = ps.TrainAlone(b, 1.0f / 64, &g);
+      REQUIRE_MESSAGE(st.ok(), st.ToString());
+      CHECK(g.examples == b.num_examples);
+    } else {
+      REQUIRE(ps.ComputeGradients(0, b, 1.0f / 64, &g).ok());
+      REQUIRE(ps.ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
+      REQUIRE(ps.ApplyDense(g.dense.data()).ok());
+    }
+    keys.insert(keys.end(), b.keys.begin(), b.keys.end());
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  REQUIRE(ps.GetDenseState(dense).ok());
+  std::vector<uint32_t> counters;
+  std::vector<float> rows = RowFloats(ps, spec, keys, &counters);
+  for (uint32_t c : counters) rows.push_back(static_cast<float>(c));
+  return rows;
+}
+
+TEST_CASE("cuda: a step of a job of one worker kept on the GPU equals its three calls, bitwise") {
+  if (NoGpu()) return;
+  for (SparseOptimizerKind sparse : {SparseOptimizerKind::kAdagrad, SparseOptimizerKind::kFtrl}) {
+    const HbmOptions o = SmallModel(1, sparse, DenseOptimizerKind::kAdam);
+    std::vector<Batch> batches = {HotKeyBatch(o.spec, 64, 31)};
+    for (int i = 0; i < 4; ++i) batches.push_back(RandomBatch(o.spec, 64, 40 + i));
+    std::unique_ptr<HbmPs> fused, calls;
+    REQUIRE(NewCudaHbmPs(o, &fused).ok());
+    REQUIRE(NewCudaHbmPs(o, &calls).ok());
+    DenseState fd, cd;
+    CHECK(TrainSteps(*fused, o.spec, batches, true, &fd) == TrainSteps(*calls, o.spec, batches, false, &cd));
+    CHECK(fd.steps == cd.steps);
+    CHECK(fd.params == cd.params);
+    CHECK(fd.m == cd.m);
+    CHECK(fd.v == cd.v);
+  }
 }
 
 }  // namespace

@@ -100,6 +100,16 @@ class HbmPs {
 
   // Applies the dense optimizer to every replica with the job-wide summed gradient.
   virtual Status ApplyDense(const float* grad) = 0;
+
+  // The whole step of a job of one worker, whose gradients are the job-wide sums:
+  // ComputeGradients(0, ...), then ApplySparse and ApplyDense with its gradients. out gets
+  // the examples and loss; its gradients are unspecified (a backend may keep them where
+  // they were computed). The rows and dense state are those of the three calls, bitwise.
+  virtual Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) {
+    STRATA_RETURN_IF_ERROR(ComputeGradients(0, batch, grad_scale, out));
+    STRATA_RETURN_IF_ERROR(ApplySparse(out->keys.data(), out->keys.size(), out->grads.data(), out->counts.data()));
+    return ApplyDense(out->dense.data());
+  }
   // The multiplier of both base learning rates (LrSchedule::Factor of the step) for the
   // ApplySparse and ApplyDense calls that follow; 1 until set.
   virtual void SetRateFactor(double factor) = 0;

@@ -1,0 +1,74 @@
+// One worker of the CUDA HBM-PS: its device, its shard of both table sets, its dense
+// replica, its streams, cuBLAS handle and the scratch of its batches (device buffers and
+// the pinned host buffers its copies go through); and DeviceScope, which makes a device
+// current for a scope. A Worker is used by one thread at a time, except its `stage` part,
+// which belongs to the Stage-in thread.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "batch_index.cuh"
+#include "device_buffer.cuh"
+#include "hash_table.cuh"
+#include "mlp_cublas.cuh"
+#include "pinned_buffer.cuh"
+
+namespace strata::gpu {
+
+// Makes device current for the calling thread for a scope. The previous device is put back.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    cudaGetDevice(&previous_);
+    cudaSetDevice(device);
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+struct Worker {
+  Worker(int dev, size_t row_bytes, const Mlp& model)
+      : device(dev), tables{GpuHashTable(row_bytes), GpuHashTable(row_bytes)}, mlp(model) {}
+
+  int device;
+  // Declared before everything bound to it (the cuBLAS handle in mlp), so destroyed after.
+  OwnedStream stream;
+  // The two table sets' shards on this GPU (CudaHbmPs::active_ picks the training one),
+  // and per set every shard's view, for lookups across shards: views[set] (G).
+  GpuHashTable tables[2];
+  DeviceBuffer<TableView> views[2];
+  // The Stage-in thread's own stream and upload buffers, so staging overlaps training.
+  struct {
+    OwnedStream stream;
+    DeviceBuffer<uint64_t> keys;
+    DeviceBuffer<uint8_t> rows;
+  } stage;
+  DeviceBuffer<float> params, m, v, grad;
+  CublasMlp mlp;
+  DeviceBatchIndex index;
+  // Batch inputs.
+  DeviceBuffer<uint64_t> keys;
+  DeviceBuffer<uint32_t> offsets;
+  DeviceBuffer<float> labels, dense;
+  DeviceBuffer<uint8_t> shard;
+  DeviceBuffer<uint8_t> mean;  // MeanSlotFlags (S bytes), uploaded once
+  // Working buffers; `rows`, `missing`, `counts` and `staged` also serve the bulk calls.
+  DeviceBuffer<uint32_t*> rows;
+  DeviceBuffer<uint32_t> missing, counts;
+  DeviceBuffer<uint8_t> staged;
+  DeviceBuffer<float> emb, input, dinput, logits, dparams, grads;
+  DeviceBuffer<double> losses;
+  // Host side of the per-call copies: every call that fills them synchronizes the stream
+  // before it returns, so the next call finds them free.
+  PinnedBuffer up, down;
+  std::vector<uint8_t> host_shard;
+};
+
+}  // namespace strata::gpu
