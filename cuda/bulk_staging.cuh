@@ -1,7 +1,8 @@
 // BulkStaging: the host side of the HBM-PS's bulk calls (Insert, Stage, Export). It splits
 // a call's keys by device shard and moves each shard's keys and rows through one bounded
 // page-locked chunk, so a pass of any size crosses the bus at pinned speed without a
-// pass-sized host copy. The caller waits for each chunk's copies before packing the next.
+// pass-sized host copy: it holds at most one chunk (kChunkBytes, grown by half at most)
+// between calls. The caller waits for each chunk's copies before packing the next.
 // Not thread-safe; one per calling thread (CudaHbmPs keeps one for the bulk calls and one
 // for the Stage-in thread).
 #pragma once
@@ -62,10 +63,11 @@ class BulkStaging {
   uint64_t* chunk_keys() const { return chunk_.At<uint64_t>(keys_at_); }
   uint8_t* chunk_items() const { return chunk_.At<uint8_t>(items_at_); }
 
-  // Gives back the positions' memory (a pass's worth) and the chunk.
+  // Gives back the positions' memory (a pass's worth). The chunk stays: it is bounded, and
+  // pinning memory anew at every call (the push-back exports 16k rows a call) would cost
+  // more than the copies.
   void Release() {
     for (auto& p : parts_) std::vector<uint32_t>().swap(p);
-    chunk_.Release();
   }
   size_t capacity_bytes() const {
     size_t b = chunk_.capacity();

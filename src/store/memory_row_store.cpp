@@ -6,21 +6,48 @@
 // stats().dram_bytes adds up what is allocated. Gets on different shards run in parallel; a
 // shard's shared_mutex lets Gets on one shard run together too. Used as the whole store when
 // the model fits in DRAM.
+//
+// A Get or Put takes its keys shard by shard (each shard's keys in the call's order, its
+// lock taken once), and a large one spreads the shards over the store's own threads when
+// no other call is using them: a pass's pull and write-back are a few hundred thousand
+// rows. A shard's slots are added in the same order either way, so the store's contents
+// and Scan order do not depend on the threads.
 #include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <vector>
 
 #include "strata/common/handle_table.h"
 #include "strata/common/partition.h"
 #include "strata/common/row_arena.h"
+#include "strata/common/thread_pool.h"
 #include "strata/store/row_store.h"
 
 namespace strata {
 namespace {
 
 constexpr int kShards = 64;
+// Calls of fewer keys stay on the calling thread.
+constexpr size_t kParallelKeys = 16384;
+
+// A call's key positions grouped by shard, each group in the call's order.
+struct ShardGroups {
+  std::array<uint32_t, kShards + 1> begin{};
+  std::vector<uint32_t> pos;
+
+  template <typename ShardOfKey>
+  void Group(const uint64_t* keys, size_t n, ShardOfKey shard_of) {
+    std::vector<uint8_t> shard(n);
+    std::array<uint32_t, kShards + 1> next{};
+    for (size_t i = 0; i < n; ++i) ++next[(shard[i] = static_cast<uint8_t>(shard_of(keys[i]))) + 1];
+    for (int s = 0; s < kShards; ++s) next[s + 1] += next[s];
+    begin = next;
+    pos.resize(n);
+    for (size_t i = 0; i < n; ++i) pos[next[shard[i]]++] = static_cast<uint32_t>(i);
+  }
+};
 
 class MemoryRowStore final : public RowStore {
   struct Shard {
@@ -54,32 +81,37 @@ class MemoryRowStore final : public RowStore {
   };
 
  public:
-  explicit MemoryRowStore(size_t row_bytes) : row_bytes_(row_bytes) {
+  MemoryRowStore(size_t row_bytes, int threads)
+      : row_bytes_(row_bytes), pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {
     for (auto& s : shards_) s = std::make_unique<Shard>(sizeof(uint64_t) + row_bytes);
   }
 
   size_t row_bytes() const override { return row_bytes_; }
 
   Status Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found) override {
-    for (size_t i = 0; i < n; ++i) {
-      const Shard& s = ShardOf(keys[i]);
+    ForEachShard(keys, n, [&](const Shard& s, const uint32_t* pos, size_t m) {
       std::shared_lock lock(s.mu);
-      const uint32_t id = s.index.Find(keys[i], s.Keys());
-      found[i] = id != HandleTable::kNone;
-      if (found[i]) std::memcpy(rows + i * row_bytes_, s.row(id), row_bytes_);
-    }
+      for (size_t j = 0; j < m; ++j) {
+        const size_t i = pos[j];
+        const uint32_t id = s.index.Find(keys[i], s.Keys());
+        found[i] = id != HandleTable::kNone;
+        if (found[i]) std::memcpy(rows + i * row_bytes_, s.row(id), row_bytes_);
+      }
+    });
     return Status::OK();
   }
 
   Status Put(const uint64_t* keys, size_t n, const uint8_t* rows) override {
-    for (size_t i = 0; i < n; ++i) {
-      Shard& s = ShardOf(keys[i]);
+    ForEachShard(keys, n, [&](Shard& s, const uint32_t* pos, size_t m) {
       std::unique_lock lock(s.mu);
-      uint32_t id = s.index.Find(keys[i], s.Keys());
-      if (id == HandleTable::kNone) id = s.Add(keys[i]);
-      std::memcpy(s.row(id), rows + i * row_bytes_, row_bytes_);
-      user_bytes_ += row_bytes_;
-    }
+      for (size_t j = 0; j < m; ++j) {
+        const size_t i = pos[j];
+        uint32_t id = s.index.Find(keys[i], s.Keys());
+        if (id == HandleTable::kNone) id = s.Add(keys[i]);
+        std::memcpy(s.row(id), rows + i * row_bytes_, row_bytes_);
+      }
+    });
+    user_bytes_ += n * row_bytes_;
     return Status::OK();
   }
 
@@ -134,18 +166,38 @@ class MemoryRowStore final : public RowStore {
   }
 
  private:
-  const Shard& ShardOf(uint64_t key) const { return *shards_[Mix64(key) >> 58]; }
-  Shard& ShardOf(uint64_t key) { return *shards_[Mix64(key) >> 58]; }
+  static int ShardIndex(uint64_t key) { return static_cast<int>(Mix64(key) >> 58); }
+  const Shard& ShardOf(uint64_t key) const { return *shards_[ShardIndex(key)]; }
+  Shard& ShardOf(uint64_t key) { return *shards_[ShardIndex(key)]; }
+
+  // body(shard, positions, count) for each shard that keys (n) touch, on the pool when the
+  // call is large and no other call holds it, else here.
+  template <typename Body>
+  void ForEachShard(const uint64_t* keys, size_t n, Body body) {
+    ShardGroups g;
+    g.Group(keys, n, ShardIndex);
+    auto one = [&](size_t s) {
+      if (g.begin[s + 1] > g.begin[s]) body(*shards_[s], g.pos.data() + g.begin[s], g.begin[s + 1] - g.begin[s]);
+    };
+    std::unique_lock pool(pool_mu_, std::defer_lock);
+    if (pool_ && n >= kParallelKeys && pool.try_lock()) {
+      pool_->ParallelFor(kShards, one);
+      return;
+    }
+    for (size_t s = 0; s < kShards; ++s) one(s);
+  }
 
   const size_t row_bytes_;
   std::array<std::unique_ptr<Shard>, kShards> shards_;
   uint64_t user_bytes_ = 0;  // Put is externally serialized
+  std::unique_ptr<ThreadPool> pool_;  // null with one thread
+  std::mutex pool_mu_;                // held by the call using pool_
 };
 
 }  // namespace
 
-std::unique_ptr<RowStore> NewMemoryRowStore(size_t row_bytes) {
-  return std::make_unique<MemoryRowStore>(row_bytes);
+std::unique_ptr<RowStore> NewMemoryRowStore(size_t row_bytes, int threads) {
+  return std::make_unique<MemoryRowStore>(row_bytes, threads);
 }
 
 }  // namespace strata

@@ -102,9 +102,9 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
   return Status::OK();
 }
 
-Status NewServer(const TrainOptions& o, int rank, std::unique_ptr<ShardServer>* out) {
+Status NewServer(const TrainOptions& o, int rank, int threads, std::unique_ptr<ShardServer>* out) {
   RowStores stores;
-  STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayoutOf(o.model).bytes(), &stores));
+  STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayoutOf(o.model).bytes(), threads, &stores));
   *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem, stores.ssd);
   return Status::OK();
 }
@@ -167,7 +167,7 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   }
   if (UsesCuda(o)) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
   STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, out->placement, &out->hbm));
-  return NewServer(o, comm->rank(), &out->server);
+  return NewServer(o, comm->rank(), out->threads, &out->server);
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {

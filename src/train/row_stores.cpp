@@ -16,9 +16,9 @@ bool IsSsdStoreFileName(const std::string& name) {
 
 }  // namespace
 
-Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, RowStores* out) {
+Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, int threads, RowStores* out) {
   if (o.mem_cache_gb <= 0) {
-    out->store = NewMemoryRowStore(row_bytes);
+    out->store = NewMemoryRowStore(row_bytes, threads);
     return Status::OK();
   }
   namespace fs = std::filesystem;

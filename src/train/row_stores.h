@@ -25,6 +25,7 @@ struct RowStores {
   SsdStore* ssd = nullptr;          // the SSD-PS under mem, or null without an SSD tier
 };
 
-Status OpenRowStores(const TrainOptions& options, int rank, size_t row_bytes, RowStores* out);
+// threads: the rank's, which the DRAM hash map's large calls may use.
+Status OpenRowStores(const TrainOptions& options, int rank, size_t row_bytes, int threads, RowStores* out);
 
 }  // namespace strata

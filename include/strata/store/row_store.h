@@ -77,7 +77,8 @@ class RowStore {
   virtual StoreStats stats() const = 0;
 };
 
-// A sharded hash map in DRAM; concurrent Gets do not serialize on one lock.
-std::unique_ptr<RowStore> NewMemoryRowStore(size_t row_bytes);
+// A sharded hash map in DRAM; concurrent Gets do not serialize on one lock. With threads > 1
+// a large Get or Put spreads its keys' shards over that many threads of the store's own.
+std::unique_ptr<RowStore> NewMemoryRowStore(size_t row_bytes, int threads = 1);
 
 }  // namespace strata
