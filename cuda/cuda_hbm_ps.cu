@@ -4,7 +4,10 @@
 // over the G workers' hash tables by DeviceShard(key, G); a worker resolves its batch's keys
 // in every shard, through peer access where a shard is on another GPU (enabled between all
 // the devices; required when they differ), and gathers the rows it needs once per distinct
-// key. Dense parameters and Adam moments are replicated on every GPU and
+// key. The dense model is DenseModel's (strata/model/dense_model.h: dnn, deepfm, dcn, wdl,
+// dlrm) in its parameter layout: the MLP in cuBLAS (CublasMlp), dcn's cross layers
+// (CublasCrossNet), dlrm's bottom MLP and dot interaction and wdl's wide part as kernels.
+// Dense parameters and Adam moments are replicated on every GPU and
 // updated by the same kernel from the same summed gradient, so replicas stay identical.
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
 // backend returns each worker's gradients in host memory like the host backend does, except
@@ -33,13 +36,16 @@
 #include "bulk_staging.cuh"
 #include "cuda_check.cuh"
 #include "cuda_worker.cuh"
+#include "dlrm_kernels.cuh"
 #include "fm_kernels.cuh"
 #include "optimizer_kernels.cuh"
 #include "pinned_transfer.cuh"
 #include "pool_kernels.cuh"
+#include "wdl_kernels.cuh"
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
+#include "strata/model/dense_model.h"
 #include "strata/model/mlp.h"
 #include "strata/model/optimizer.h"
 #include "strata/model/pooling.h"
@@ -51,7 +57,7 @@ namespace {
 class CudaHbmPs final : public HbmPs {
  public:
   explicit CudaHbmPs(const HbmOptions& o)
-      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), mlp_(o.spec), max_batch_(o.max_batch),
+      : spec_(o.spec), mean_(MeanSlotFlags(o.spec)), layout_(RowLayoutOf(o.spec)), dense_(o.spec), mlp_(dense_.mlp()), max_batch_(o.max_batch),
         bulk_(o.workers), staging_(o.workers) {
     for (int g = 0; g < o.workers; ++g) {
       const int device = o.devices.empty() ? g : o.devices[g];
@@ -70,8 +76,8 @@ class CudaHbmPs final : public HbmPs {
 
   Status Init() {
     const int G = num_workers();
-    std::vector<float> params(mlp_.num_params());
-    mlp_.InitParams(spec_.seed, params.data());
+    std::vector<float> params(dense_.num_params());
+    dense_.InitParams(spec_.seed, params.data());
     const size_t P = params.size();
     for (auto& w : workers_) {
       DeviceScope scope(w->device);
@@ -85,6 +91,14 @@ class CudaHbmPs final : public HbmPs {
         STRATA_CUDA_TRY(cudaMemsetAsync(w->v.get(), 0, P * sizeof(float), w->stream));
       }
       STRATA_RETURN_IF_ERROR(w->mlp.Init(max_batch_, w->stream));
+      if (dense_.bottom()) {
+        w->bottom = std::make_unique<CublasMlp>(*dense_.bottom());
+        STRATA_RETURN_IF_ERROR(w->bottom->Init(max_batch_, w->stream));
+      }
+      if (dense_.cross()) {
+        w->cross = std::make_unique<CublasCrossNet>(*dense_.cross());
+        STRATA_RETURN_IF_ERROR(w->cross->Init(max_batch_, w->mlp.handle(), w->stream));
+      }
       STRATA_RETURN_IF_ERROR(w->missing.Reserve(1));
       if (!mean_.empty()) STRATA_RETURN_IF_ERROR(Upload(mean_.data(), mean_.size(), w->stream, &w->mean));
       for (const auto& other : workers_) STRATA_RETURN_IF_ERROR(EnablePeer(w->device, other->device, G));
@@ -113,7 +127,7 @@ class CudaHbmPs final : public HbmPs {
   }
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
-  size_t num_dense_params() const override { return mlp_.num_params(); }
+  size_t num_dense_params() const override { return dense_.num_params(); }
   std::string name() const override { return "cuda"; }
 
   Status BeginPass(int pass, size_t expected_keys) override { return ResetSet(active_, pass, expected_keys, false); }
@@ -165,8 +179,8 @@ class CudaHbmPs final : public HbmPs {
 
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
     Worker& w = *workers_[worker];
-    const int B = batch.num_examples, dim = spec_.embedding_dim;
-    const size_t P = mlp_.num_params();
+    const int B = batch.num_examples, dim = spec_.row_dim();
+    const size_t P = dense_.num_params();
     if (B == 0) {
       out->SetEmpty(P);
       return Status::OK();
@@ -271,7 +285,7 @@ class CudaHbmPs final : public HbmPs {
 
   // Queued on every replica; the next call's synchronization waits for it.
   Status ApplyDense(const float* grad) override {
-    const size_t P = mlp_.num_params();
+    const size_t P = dense_.num_params();
     const AdamStepScalars k = NextDenseStep();
     STRATA_RETURN_IF_ERROR(SyncAll());  // the previous step's upload has left dense_up_
     STRATA_RETURN_IF_ERROR(dense_up_.Reserve(P * sizeof(float)));
@@ -286,7 +300,7 @@ class CudaHbmPs final : public HbmPs {
 
   Status GetDenseState(DenseState* state) const override {
     const Worker& w = *workers_.front();
-    const size_t P = mlp_.num_params();
+    const size_t P = dense_.num_params();
     const bool adam = spec_.dense_optimizer == DenseOptimizerKind::kAdam;
     DeviceScope scope(w.device);
     state->params.resize(P);
@@ -303,7 +317,7 @@ class CudaHbmPs final : public HbmPs {
   }
 
   Status SetDenseState(const DenseState& state) override {
-    const size_t P = mlp_.num_params();
+    const size_t P = dense_.num_params();
     if (state.params.size() != P) {
       return Status::InvalidArgument("dense state has " + std::to_string(state.params.size()) +
                                      " parameters, the model has " + std::to_string(P));
@@ -384,7 +398,7 @@ class CudaHbmPs final : public HbmPs {
   Status UploadUpdates(Worker& w, const uint64_t* keys, const float* grads, const uint32_t* counts, size_t n) {
     PinnedUploads up;
     STRATA_RETURN_IF_ERROR(up.Add(keys, n, &w.keys));
-    STRATA_RETURN_IF_ERROR(up.Add(reinterpret_cast<const uint8_t*>(grads), n * spec_.embedding_dim * sizeof(float),
+    STRATA_RETURN_IF_ERROR(up.Add(reinterpret_cast<const uint8_t*>(grads), n * spec_.row_dim() * sizeof(float),
                                   &w.staged));
     STRATA_RETURN_IF_ERROR(up.Add(counts, n, &w.counts));
     return up.Issue(&w.up, w.stream);
@@ -393,7 +407,7 @@ class CudaHbmPs final : public HbmPs {
   // The same for shard g's part of them (bulk_.part(g)), gathered first.
   Status UploadShardUpdates(Worker& w, int g, const uint64_t* keys, const float* grads, const uint32_t* counts) {
     const std::vector<uint32_t>& part = bulk_.part(g);
-    const size_t dim = spec_.embedding_dim;
+    const size_t dim = spec_.row_dim();
     part_keys_.resize(part.size());
     part_grads_.resize(part.size() * dim);
     part_counts_.resize(part.size());
@@ -414,7 +428,7 @@ class CudaHbmPs final : public HbmPs {
 
   // Queues the dense optimizer's step on w's replica from grad (device).
   Status DenseStep(Worker& w, const float* grad, const AdamStepScalars& k) {
-    const size_t P = mlp_.num_params();
+    const size_t P = dense_.num_params();
     if (spec_.dense_optimizer == DenseOptimizerKind::kAdam) {
       return LaunchAdamStep(w.params.get(), w.m.get(), w.v.get(), grad, P, k, w.stream);
     }
@@ -442,61 +456,131 @@ class CudaHbmPs final : public HbmPs {
   // pools them into the MLP input and runs the forward pass into w.logits. The lookup's
   // outcome is checked by FinishBatch.
   Status Forward(Worker& w, const Batch& batch, bool labels) {
-    const int B = batch.num_examples, S = batch.num_slots, dim = spec_.embedding_dim, G = num_workers();
-    const int in = mlp_.input_width();
+    const int B = batch.num_examples, S = batch.num_slots, rd = spec_.row_dim(), G = num_workers();
+    const int in = dense_.input_width();
     if (B > max_batch_) {
       return Status::InvalidArgument("batch of " + std::to_string(B) + " examples exceeds the HBM-PS max_batch " +
                                      std::to_string(max_batch_));
     }
     STRATA_RETURN_IF_ERROR(CheckActiveSet());
     STRATA_RETURN_IF_ERROR(UploadBatch(w, batch, labels));
-    STRATA_RETURN_IF_ERROR(w.index.Build(w.keys.get(), batch.keys.size(), w.offsets.get(), B, S, dim, in,
+    STRATA_RETURN_IF_ERROR(w.index.Build(w.keys.get(), batch.keys.size(), w.offsets.get(), B, S, rd, in,
                                          G > 1 ? w.shard.get() : nullptr, w.stream));
     const size_t k = w.index.distinct();
     STRATA_RETURN_IF_ERROR(w.rows.Reserve(k));
-    STRATA_RETURN_IF_ERROR(w.emb.Reserve(k * dim));
+    STRATA_RETURN_IF_ERROR(w.emb.Reserve(k * rd));
     STRATA_CUDA_TRY(cudaMemsetAsync(w.missing.get(), 0xff, sizeof(uint32_t), w.stream));
     STRATA_RETURN_IF_ERROR(ResolveRows(w.views[active_].get(), G > 1 ? w.index.shards() : nullptr, w.index.keys(), k,
                                        w.rows.get(), w.missing.get(), w.stream));
-    STRATA_RETURN_IF_ERROR(CopyRowsOut(w.rows.get(), k, dim, reinterpret_cast<uint32_t*>(w.emb.get()), w.stream));
+    STRATA_RETURN_IF_ERROR(CopyRowsOut(w.rows.get(), k, rd, reinterpret_cast<uint32_t*>(w.emb.get()), w.stream));
     STRATA_RETURN_IF_ERROR(w.input.Reserve(static_cast<size_t>(B) * in));
-    STRATA_RETURN_IF_ERROR(LaunchPool(w.offsets.get(), w.index.local_ids(), w.emb.get(), w.dense.get(), B, S, dim,
+    STRATA_RETURN_IF_ERROR(LaunchPool(w.offsets.get(), w.index.local_ids(), w.emb.get(), w.dense.get(), B, S, rd,
                                       batch.num_dense, w.input.get(), w.stream));
     if (!mean_.empty()) {
-      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, dim, in, w.input.get(), w.stream));
+      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, rd, in, w.input.get(), w.stream));
     }
+    return DenseForward(w, B, S);
+  }
+
+  // The dense model (strata/model/dense_model.h) from w.input into w.logits: the cross
+  // layers or wdl's split before the MLP, and wdl's wide sum or deepfm's FM term after.
+  Status DenseForward(Worker& w, int B, int S) {
+    const float* params = w.params.get();
     STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
-    STRATA_RETURN_IF_ERROR(w.mlp.Forward(w.params.get(), w.input.get(), B, w.logits.get()));
+    w.mlp_input = w.input.get();
+    if (w.cross) STRATA_RETURN_IF_ERROR(w.cross->Forward(params + mlp_.num_params(), w.input.get(), B, &w.mlp_input));
+    if (spec_.kind == ModelKind::kWdl) {
+      STRATA_RETURN_IF_ERROR(w.deep.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
+      STRATA_RETURN_IF_ERROR(LaunchWdlSplit(w.input.get(), B, Wdl(), w.deep.get(), w.stream));
+      w.mlp_input = w.deep.get();
+    }
+    if (spec_.kind == ModelKind::kDlrm) STRATA_RETURN_IF_ERROR(DlrmForward(w, B));
+    STRATA_RETURN_IF_ERROR(w.mlp.Forward(params, w.mlp_input, B, w.logits.get()));
+    if (spec_.kind == ModelKind::kWdl) return LaunchWdlAddWide(w.input.get(), B, Wdl(), w.logits.get(), w.stream);
     if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
-    return LaunchFmTerm(w.input.get(), B, in, S, dim, w.logits.get(), w.stream);
+    return LaunchFmTerm(w.input.get(), B, dense_.input_width(), S, spec_.embedding_dim, w.logits.get(), w.stream);
   }
 
   // Forward, the loss of each example into w.losses and backward: the dense gradient into
-  // w.dparams and one gradient per distinct key into w.grads (k, dim).
+  // w.dparams and one gradient per distinct key into w.grads (k, row_dim).
   Status Backward(Worker& w, const Batch& batch, float grad_scale) {
-    const int B = batch.num_examples, dim = spec_.embedding_dim;
+    const int B = batch.num_examples, rd = spec_.row_dim();
     STRATA_RETURN_IF_ERROR(Forward(w, batch, true));
     STRATA_RETURN_IF_ERROR(w.losses.Reserve(B));
     // dlogits overwrite the logits, as in the host backend.
     STRATA_RETURN_IF_ERROR(LaunchLogLoss(w.logits.get(), w.labels.get(), B, grad_scale, w.logits.get(),
                                          w.losses.get(), w.stream));
-    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(mlp_.num_params()));
-    STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
-    STRATA_RETURN_IF_ERROR(
-        w.mlp.Backward(w.params.get(), w.input.get(), B, w.logits.get(), w.dparams.get(), w.dinput.get()));
-    if (spec_.kind == ModelKind::kDeepFm) {
-      STRATA_RETURN_IF_ERROR(LaunchFmGradient(w.input.get(), B, mlp_.input_width(), batch.num_slots, dim,
-                                              w.logits.get(), w.dinput.get(), w.stream));
-    }
+    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(dense_.num_params()));
+    STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * dense_.input_width()));
+    STRATA_RETURN_IF_ERROR(DenseBackward(w, B, batch.num_slots));
     const size_t k = w.index.distinct();
-    STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * dim));
+    STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * rd));
     if (!mean_.empty()) {
-      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, batch.num_slots, dim,
-                                                  mlp_.input_width(), w.dinput.get(), w.stream));
+      STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, batch.num_slots, rd,
+                                                  dense_.input_width(), w.dinput.get(), w.stream));
     }
-    return LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(), w.dinput.get(), k, dim,
+    return LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(), w.dinput.get(), k, rd,
                          w.grads.get(), w.stream);
   }
+
+  // DLRM below the MLP: the dense features through the bottom MLP into w.z, then the dot
+  // interaction into w.deep, the MLP's input.
+  Status DlrmForward(Worker& w, int B) {
+    const float* z = nullptr;
+    if (w.bottom) {
+      const int nd = spec_.num_dense;
+      STRATA_RETURN_IF_ERROR(w.dense_in.Reserve(static_cast<size_t>(B) * nd));
+      STRATA_RETURN_IF_ERROR(w.z.Reserve(static_cast<size_t>(B) * spec_.embedding_dim));
+      STRATA_RETURN_IF_ERROR(LaunchGatherDense(w.input.get(), B, dense_.input_width(), DenseColumn(), nd,
+                                               w.dense_in.get(), w.stream));
+      STRATA_RETURN_IF_ERROR(w.bottom->Forward(w.params.get() + mlp_.num_params(), w.dense_in.get(), B, w.z.get()));
+      z = w.z.get();
+    }
+    STRATA_RETURN_IF_ERROR(w.deep.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
+    STRATA_RETURN_IF_ERROR(LaunchDotForward(w.input.get(), z, B, Dot(), w.deep.get(), w.stream));
+    w.mlp_input = w.deep.get();
+    return Status::OK();
+  }
+
+  // DlrmForward's backward from dtop, dLoss/d(the MLP's input): w.dinput (overwritten) and
+  // the bottom MLP's part of w.dparams.
+  Status DlrmBackward(Worker& w, int B, const float* dtop) {
+    const size_t mp = mlp_.num_params();
+    STRATA_CUDA_TRY(cudaMemsetAsync(w.dinput.get(), 0, static_cast<size_t>(B) * dense_.input_width() * sizeof(float),
+                                    w.stream));
+    if (w.bottom) STRATA_RETURN_IF_ERROR(w.dz.Reserve(static_cast<size_t>(B) * spec_.embedding_dim));
+    STRATA_RETURN_IF_ERROR(LaunchDotBackward(w.input.get(), w.bottom ? w.z.get() : nullptr, B, Dot(), dtop,
+                                             w.dinput.get(), w.dz.get(), w.stream));
+    if (!w.bottom) return Status::OK();
+    const int nd = spec_.num_dense;
+    STRATA_RETURN_IF_ERROR(w.ddense.Reserve(static_cast<size_t>(B) * nd));
+    STRATA_RETURN_IF_ERROR(
+        w.bottom->Backward(w.params.get() + mp, w.dense_in.get(), B, w.dz.get(), w.dparams.get() + mp, w.ddense.get()));
+    return LaunchScatterDense(w.ddense.get(), B, dense_.input_width(), DenseColumn(), nd, w.dinput.get(), w.stream);
+  }
+
+  // DenseForward's backward from the dlogits in w.logits: w.dparams and w.dinput.
+  Status DenseBackward(Worker& w, int B, int S) {
+    const float* params = w.params.get();
+    const bool inner = w.mlp_input != w.input.get();  // cross layers, wdl's split or dlrm's interaction
+    if (inner) STRATA_RETURN_IF_ERROR(w.dmlp_input.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
+    float* dmlp = inner ? w.dmlp_input.get() : w.dinput.get();
+    STRATA_RETURN_IF_ERROR(w.mlp.Backward(params, w.mlp_input, B, w.logits.get(), w.dparams.get(), dmlp));
+    const size_t mp = mlp_.num_params();
+    if (w.cross) return w.cross->Backward(params + mp, w.input.get(), B, dmlp, w.dparams.get() + mp, w.dinput.get());
+    if (spec_.kind == ModelKind::kWdl) return LaunchWdlMerge(dmlp, w.logits.get(), B, Wdl(), w.dinput.get(), w.stream);
+    if (spec_.kind == ModelKind::kDlrm) return DlrmBackward(w, B, dmlp);
+    if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
+    return LaunchFmGradient(w.input.get(), B, dense_.input_width(), S, spec_.embedding_dim, w.logits.get(),
+                            w.dinput.get(), w.stream);
+  }
+
+  WdlShape Wdl() const { return {spec_.num_slots, spec_.embedding_dim, spec_.num_dense}; }
+  DotShape Dot() const {
+    return {spec_.num_slots, spec_.embedding_dim, dense_.input_width(), spec_.num_dense > 0};
+  }
+  int DenseColumn() const { return spec_.num_slots * spec_.row_dim(); }  // of an input row
+
 
   // A batch is always the same pattern: the results to download (plus, when loss_sum is
   // given, the B losses, summed in row order as LossAndGrad sums), the lookup's outcome,
@@ -538,7 +622,8 @@ class CudaHbmPs final : public HbmPs {
   std::vector<uint8_t> mean_;  // MeanSlotFlags(spec_)
   float lr_sparse_ = spec_.lr_sparse, lr_dense_ = spec_.lr_dense;  // scheduled (SetRateFactor)
   RowLayout layout_;
-  Mlp mlp_;
+  DenseModel dense_;
+  Mlp mlp_;  // dense_'s
   int max_batch_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int64_t steps_ = 0;

@@ -8,9 +8,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "batch_index.cuh"
+#include "cross_cublas.cuh"
 #include "device_buffer.cuh"
 #include "hash_table.cuh"
 #include "mlp_cublas.cuh"
@@ -52,6 +54,14 @@ struct Worker {
   } stage;
   DeviceBuffer<float> params, m, v, grad;
   CublasMlp mlp;
+  std::unique_ptr<CublasCrossNet> cross;  // --model dcn; shares mlp's cuBLAS handle
+  const float* mlp_input = nullptr;       // the MLP's input of the last Forward: input, x_L or deep
+  DeviceBuffer<float> deep;               // --model wdl: the input without its wide weights
+  DeviceBuffer<float> dmlp_input;         // dLoss/d(mlp_input) when it is not the input
+  // --model dlrm with dense features: the bottom MLP (its own cuBLAS handle, on stream),
+  // its input, output z and their gradients.
+  std::unique_ptr<CublasMlp> bottom;
+  DeviceBuffer<float> dense_in, z, dz, ddense;
   DeviceBatchIndex index;
   // Batch inputs.
   DeviceBuffer<uint64_t> keys;

@@ -51,7 +51,7 @@ Status CublasMlp::Init(int max_batch, cudaStream_t stream) {
   STRATA_CUBLAS_TRY(cublasSetStream(handle_, stream));
   STRATA_CUBLAS_TRY(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
   const int last = mlp_.num_layers() - 1;
-  int widest = 1;
+  int widest = mlp_.output_width();  // a ReLU output's masked gradient takes a scratch buffer too
   act_.resize(last);
   for (int l = 0; l < last; ++l) {
     STRATA_RETURN_IF_ERROR(act_[l].Reserve(static_cast<size_t>(max_batch) * mlp_.fan_out(l)));
@@ -69,6 +69,7 @@ Status CublasMlp::Forward(const float* params, const float* input, int B, float*
   const float one = 1.0f, zero = 0.0f;
   const float* a = input;
   const int last = mlp_.num_layers() - 1;
+  output_ = logits;
   for (int l = 0; l <= last; ++l) {
     const int in = mlp_.fan_in(l), out = mlp_.fan_out(l);
     float* h = l < last ? act_[l].get() : logits;
@@ -76,7 +77,7 @@ Status CublasMlp::Forward(const float* params, const float* input, int B, float*
     STRATA_CUBLAS_TRY(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, out, B, in, &one, params + mlp_.weight_offset(l),
                                   out, a, in, &zero, h, out));
     BiasActKernel<<<GridFor(static_cast<size_t>(B) * out), kBlock, 0, stream_>>>(h, params + mlp_.bias_offset(l), B,
-                                                                                 out, l < last);
+                                                                                 out, l < mlp_.relu_layers());
     STRATA_CUDA_LAUNCHED();
     a = h;
   }
@@ -90,6 +91,13 @@ Status CublasMlp::Backward(const float* params, const float* input, int B, const
   const float* dz = dlogits;  // dLoss/dpre-activation of layer l, (B, fan_out(l))
   float* spare = grad_a_.get();
   float* other = grad_b_.get();
+  if (mlp_.relu_layers() == mlp_.num_layers()) {  // a ReLU output: mask its gradient first
+    const size_t count = static_cast<size_t>(B) * mlp_.output_width();
+    STRATA_CUDA_TRY(cudaMemcpyAsync(other, dlogits, count * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+    ReluMaskKernel<<<GridFor(count), kBlock, 0, stream_>>>(output_, other, count);
+    STRATA_CUDA_LAUNCHED();
+    dz = other;
+  }
   for (int l = last; l >= 0; --l) {
     const int in = mlp_.fan_in(l), out = mlp_.fan_out(l);
     const float* a = l == 0 ? input : act_[l - 1].get();

@@ -30,13 +30,17 @@ class CublasMlp {
   // Creates the cuBLAS handle on the current device, bound to stream, and scratch for
   // batches of up to max_batch rows.
   Status Init(int max_batch, cudaStream_t stream);
+  // The handle Init made, for other products of the worker on its stream.
+  cublasHandle_t handle() const { return handle_; }
 
-  // logits (B) = MLP(input (B, input_width)). Keeps activations for a following Backward.
-  // REQUIRES: 1 <= B <= max_batch.
+  // logits (B, output_width) = MLP(input (B, input_width)): the logit, or a ReLU output
+  // (Mlp::Output::kRelu, DLRM's bottom MLP). Keeps activations, and where logits is, for a
+  // following Backward. REQUIRES: 1 <= B <= max_batch.
   Status Forward(const float* params, const float* input, int B, float* logits);
 
   // dparams (num_params, overwritten) and dinput (B, input_width, overwritten) from
-  // dlogits (B). REQUIRES: the last Forward was on the same params, input and B.
+  // dlogits (B, output_width). REQUIRES: the last Forward was on the same params, input
+  // and B, and its output is unchanged.
   Status Backward(const float* params, const float* input, int B, const float* dlogits, float* dparams,
                   float* dinput);
 
@@ -45,6 +49,7 @@ class CublasMlp {
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::vector<DeviceBuffer<float>> act_;  // hidden layer l: (max_batch, fan_out(l)), post-ReLU
+  const float* output_ = nullptr;         // the last Forward's output (the caller's buffer)
   DeviceBuffer<float> grad_a_, grad_b_;   // (max_batch, widest hidden) gradient ping-pong
   DeviceBuffer<float> ones_;              // (max_batch) ones, for the bias gradient
 };

@@ -68,7 +68,7 @@ __global__ void SgdKernel(float* params, const float* grad, size_t n, float lr) 
 
 Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
                          const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream) {
-  const int dim = spec.embedding_dim;
+  const int dim = spec.row_dim();
   if (n == 0) return Status::OK();
   const SparseOptimizerKind kind = spec.sparse_optimizer;
   if (kind == SparseOptimizerKind::kRowwiseAdagrad || kind == SparseOptimizerKind::kAdam) {

@@ -15,7 +15,7 @@ namespace strata::gpu {
 
 // One sparse step on n rows (RowLayoutOf(spec); rows: (n) distinct row pointers; null rows,
 // absent keys, are skipped): embedding and state from grads (n, dim) with spec's sparse
-// optimizer at rate lr, then freq += counts[i] and last pass = pass.
+// optimizer at rate lr (dim: spec.row_dim()), then freq += counts[i] and last pass = pass.
 Status LaunchSparseApply(uint32_t* const* rows, const float* grads, const uint32_t* counts, size_t n,
                          const ModelSpec& spec, float lr, uint32_t pass, cudaStream_t stream);
 

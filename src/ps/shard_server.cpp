@@ -10,11 +10,18 @@
 
 namespace strata {
 
-ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd)
+namespace {
+// Keys a thread takes at a time in a pull's per-key loops.
+constexpr size_t kKeysPerRange = 16384;
+}  // namespace
+
+ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd,
+                         int threads)
     : model_(model), layout_(RowLayoutOf(model)), row_bytes_(layout_.bytes()), store_(std::move(store)), mem_(mem),
       ssd_(ssd), admission_(model.admit_min_count > 0
                      ? std::make_unique<Admission>(model.admit_min_count, model.evict_unseen_passes)
-                     : nullptr) {}
+                     : nullptr),
+      threads_(threads) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   if (!mem_) return Status::OK();
@@ -42,10 +49,12 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
   // The passes in flight before the reads: one released during them stored its rows first.
   const std::vector<std::shared_ptr<const Held>> earlier = InFlightBefore(pass);
   STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass, evict_beside_reads));
-  for (size_t i = 0; i < n; ++i) {
-    held[i] = HeldBy(earlier, keys[i]) ? 1 : 0;
-    if (fresh && held[i]) fresh[i] = 0;
-  }
+  threads_.ForRanges(n, kKeysPerRange, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      held[i] = HeldBy(earlier, keys[i]) ? 1 : 0;
+      if (fresh && held[i]) fresh[i] = 0;
+    }
+  });
   return Status::OK();
 }
 
@@ -107,16 +116,18 @@ Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool
   std::vector<uint8_t> found(n);
   STRATA_RETURN_IF_ERROR(evict_first ? mem_->EvictThenGet(keys, n, rows, found.data())
                                      : store_->Get(keys, n, rows, found.data()));
-  for (size_t i = 0; i < n; ++i) {
-    if (found[i] && Dead(rows + i * row_bytes_, now)) found[i] = 0;
-    if (fresh) fresh[i] = !found[i];
-    if (found[i]) continue;
-    if (created) {
-      InitRow(model_, keys[i], rows + i * row_bytes_);
-    } else {
-      std::fill_n(rows + i * row_bytes_, row_bytes_, uint8_t{0});
+  threads_.ForRanges(n, kKeysPerRange, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (found[i] && Dead(rows + i * row_bytes_, now)) found[i] = 0;
+      if (fresh) fresh[i] = !found[i];
+      if (found[i]) continue;
+      if (created) {
+        InitRow(model_, keys[i], rows + i * row_bytes_);
+      } else {
+        std::fill_n(rows + i * row_bytes_, row_bytes_, uint8_t{0});
+      }
     }
-  }
+  });
   return Status::OK();
 }
 

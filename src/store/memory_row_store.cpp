@@ -22,7 +22,7 @@
 #include "strata/common/handle_table.h"
 #include "strata/common/partition.h"
 #include "strata/common/row_arena.h"
-#include "strata/common/thread_pool.h"
+#include "strata/common/spare_threads.h"
 #include "strata/store/row_store.h"
 
 namespace strata {
@@ -82,7 +82,7 @@ class MemoryRowStore final : public RowStore {
 
  public:
   MemoryRowStore(size_t row_bytes, int threads)
-      : row_bytes_(row_bytes), pool_(threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr) {
+      : row_bytes_(row_bytes), threads_(threads) {
     for (auto& s : shards_) s = std::make_unique<Shard>(sizeof(uint64_t) + row_bytes);
   }
 
@@ -170,8 +170,8 @@ class MemoryRowStore final : public RowStore {
   const Shard& ShardOf(uint64_t key) const { return *shards_[ShardIndex(key)]; }
   Shard& ShardOf(uint64_t key) { return *shards_[ShardIndex(key)]; }
 
-  // body(shard, positions, count) for each shard that keys (n) touch, on the pool when the
-  // call is large and no other call holds it, else here.
+  // body(shard, positions, count) for each shard that keys (n) touch, on the store's
+  // threads when the call is large.
   template <typename Body>
   void ForEachShard(const uint64_t* keys, size_t n, Body body) {
     ShardGroups g;
@@ -179,9 +179,8 @@ class MemoryRowStore final : public RowStore {
     auto one = [&](size_t s) {
       if (g.begin[s + 1] > g.begin[s]) body(*shards_[s], g.pos.data() + g.begin[s], g.begin[s + 1] - g.begin[s]);
     };
-    std::unique_lock pool(pool_mu_, std::defer_lock);
-    if (pool_ && n >= kParallelKeys && pool.try_lock()) {
-      pool_->ParallelFor(kShards, one);
+    if (n >= kParallelKeys) {
+      threads_.ParallelFor(kShards, one);
       return;
     }
     for (size_t s = 0; s < kShards; ++s) one(s);
@@ -190,8 +189,7 @@ class MemoryRowStore final : public RowStore {
   const size_t row_bytes_;
   std::array<std::unique_ptr<Shard>, kShards> shards_;
   uint64_t user_bytes_ = 0;  // Put is externally serialized
-  std::unique_ptr<ThreadPool> pool_;  // null with one thread
-  std::mutex pool_mu_;                // held by the call using pool_
+  SpareThreads threads_;
 };
 
 }  // namespace

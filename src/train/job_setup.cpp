@@ -90,10 +90,6 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
   ho.max_batch = o.batch_size;
   std::unique_ptr<HbmPs> inner;
   if (UsesCuda(o)) {
-    if (o.model.kind != ModelKind::kDnn && o.model.kind != ModelKind::kDeepFm) {
-      return Status::InvalidArgument(std::string("--model ") + ModelKindName(o.model.kind) +
-                                     " is for the CPU backend; the CUDA backend trains dnn and deepfm");
-    }
     STRATA_RETURN_IF_ERROR(NewCudaHbmPs(ho, &inner));
   } else {
     inner = NewHostHbmPs(ho);
@@ -105,7 +101,7 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
 Status NewServer(const TrainOptions& o, int rank, int threads, std::unique_ptr<ShardServer>* out) {
   RowStores stores;
   STRATA_RETURN_IF_ERROR(OpenRowStores(o, rank, RowLayoutOf(o.model).bytes(), threads, &stores));
-  *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem, stores.ssd);
+  *out = std::make_unique<ShardServer>(o.model, std::move(stores.store), stores.mem, stores.ssd, threads);
   return Status::OK();
 }
 

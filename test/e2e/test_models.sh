@@ -5,7 +5,8 @@
 # over the SSD-PS give bitwise the same eval logloss and rows; a resume on another topology
 # is bitwise the uninterrupted run, and a resume with another --model (or cross shape, or
 # bottom MLP) is refused naming the flag; strata-predict scores as the trainer evaluated and
-# strata_torch.py agrees; strata-inspect names the model; the CUDA backend refuses dcn.
+# strata_torch.py agrees; strata-inspect names the model. (Each model on the CUDA backend:
+# test_gpu.sh.)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -30,8 +31,6 @@ expect 1 "cannot resume: --model deepfm in the checkpoint, dnn now" \
 scores_as_trained "$dir/ck" "$dir/data/eval.tsv" "$dir/deepfm.jsonl"
 echo "ok: strata-predict and strata_torch.py score the deepfm model as the trainer did"
 "$INSPECT" summary "$dir/ck" | grep -q "^model        deepfm:" || die "strata-inspect summary does not name the deepfm model"
-expect 1 "--model dcn is for the CPU backend" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
-  --train "$dir/data/train.tsv" --model dcn --device cuda
 
 # check_model NAME FLAGS...: NAME on 1x4 (checkpointed every pass), 4x1 and 2x2 over a small
 # cache, and resumed on 2x2 from its second checkpoint: bitwise the same; strata-predict and

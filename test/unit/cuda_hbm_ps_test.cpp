@@ -2,7 +2,8 @@
 // counts, sparse and dense gradients, loss and predictions (which check the pooled
 // embeddings, sum and mean, and the cuBLAS MLP) and one dense optimizer step, each to 1e-5
 // relative; one sparse optimizer step from the same gradients, bitwise; bf16 rows through
-// WithRowDtype; a hot key's gradient; TrainAlone against the calls it stands for, bitwise;
+// WithRowDtype; a hot key's gradient; each --model (DCN-v2's cross layers full and low
+// rank, Wide & Deep, DLRM's bottom MLP and dot interaction); TrainAlone against the calls it stands for, bitwise;
 // and a short training run whose eval logloss agrees to 1e-4. The same checks run with rows sharded over two workers, on two GPUs
 // where there are two, else sharing one. Each case skips with one
 // line when no CUDA device is visible.
@@ -107,10 +108,15 @@ std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector
 }
 
 void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense,
-                    std::vector<int> mean_slots = {}, ModelKind kind = ModelKind::kDnn) {
+                    std::vector<int> mean_slots = {}, ModelKind kind = ModelKind::kDnn, int cross_rank = 0) {
   HbmOptions o = SmallModel(workers, sparse, dense);
   o.spec.mean_slots = std::move(mean_slots);
   o.spec.kind = kind;
+  o.spec.cross_layers = 2;
+  o.spec.cross_rank = cross_rank;
+  o.spec.bottom_mlp = {16};
+  // Cross layers add products whose sums cuBLAS orders its own way.
+  const double tol = kind == ModelKind::kDcn || kind == ModelKind::kDlrm ? 1e-4 : 1e-5;
   auto host = NewHostHbmPs(o);
   std::unique_ptr<HbmPs> cuda;
   const Status made = NewCudaHbmPs(o, &cuda);
@@ -129,14 +135,14 @@ void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind 
     CHECK(c.keys == h.keys);      // distinct keys in first-seen order
     CHECK(c.counts == h.counts);
     CHECK(c.examples == h.examples);
-    CHECK(c.loss_sum == doctest::Approx(h.loss_sum).epsilon(1e-5));
-    CheckClose(c.grads, h.grads, 1e-5);
-    CheckClose(c.dense, h.dense, 1e-5);
+    CHECK(c.loss_sum == doctest::Approx(h.loss_sum).epsilon(tol));
+    CheckClose(c.grads, h.grads, tol);
+    CheckClose(c.dense, h.dense, tol);
 
     std::vector<float> hp(48), cp(48);
     REQUIRE(host->Predict(g, batches[g], hp.data()).ok());
     REQUIRE(cuda->Predict(g, batches[g], cp.data()).ok());
-    CheckClose(cp, hp, 1e-5);
+    CheckClose(cp, hp, tol);
 
     // One optimizer step from the host's gradients, applied to both backends.
     REQUIRE(host->ApplySparse(h.keys.data(), h.keys.size(), h.grads.data(), h.counts.data()).ok());
@@ -168,6 +174,11 @@ TEST_CASE("cuda: gradients, predictions and optimizer steps match the host backe
     CompareOneStep(g, SparseOptimizerKind::kFtrl, DenseOptimizerKind::kAdam);
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3});  // mean pooling
     CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1, 3}, ModelKind::kDeepFm);
+    CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {}, ModelKind::kDcn);
+    CompareOneStep(g, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam, {1}, ModelKind::kDcn, 3);
+    CompareOneStep(g, SparseOptimizerKind::kFtrl, DenseOptimizerKind::kAdam, {2}, ModelKind::kWdl);
+    CompareOneStep(g, SparseOptimizerKind::kAdam, DenseOptimizerKind::kAdam, {}, ModelKind::kWdl);
+    CompareOneStep(g, SparseOptimizerKind::kRowwiseAdagrad, DenseOptimizerKind::kAdam, {}, ModelKind::kDlrm);
   }
 }
 
@@ -252,9 +263,11 @@ double TrainAndEval(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& 
   return loss / eval.num_examples;
 }
 
-TEST_CASE("cuda: a short training run reaches the host backend's eval logloss") {
-  if (NoGpu()) return;
-  const HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+// A short training run of `kind` on both backends: eval loglosses within 1e-4.
+void CheckShortRun(ModelKind kind) {
+  HbmOptions o = SmallModel(1, SparseOptimizerKind::kAdagrad, DenseOptimizerKind::kAdam);
+  o.spec.kind = kind;
+  o.spec.bottom_mlp = {16};
   std::vector<Batch> train;
   for (int i = 0; i < 10; ++i) train.push_back(RandomBatch(o.spec, 64, 1000 + i));
   const Batch eval = RandomBatch(o.spec, 64, 5000);
@@ -264,6 +277,14 @@ TEST_CASE("cuda: a short training run reaches the host backend's eval logloss") 
   const double h = TrainAndEval(*host, o.spec, train, eval);
   const double c = TrainAndEval(*cuda, o.spec, train, eval);
   CHECK(c == doctest::Approx(h).epsilon(1e-4));
+}
+
+TEST_CASE("cuda: a short training run reaches the host backend's eval logloss") {
+  if (NoGpu()) return;
+  CheckShortRun(ModelKind::kDnn);
+  CheckShortRun(ModelKind::kDcn);
+  CheckShortRun(ModelKind::kWdl);
+  CheckShortRun(ModelKind::kDlrm);
 }
 
 // Every key of slot 0 replaced by one token: a key of about 1.5 B occurrences, more than the

@@ -36,6 +36,10 @@ class CrossNet {
 
   int width() const { return width_; }
   int num_layers() const { return layers_; }
+  int rank() const { return rank_; }  // 0: full rank
+  // Where layer l's parameters and its bias start (the layout above).
+  size_t Offset(int l) const { return static_cast<size_t>(l) * LayerParams(); }
+  size_t BiasOffset(int l) const { return Offset(l + 1) - static_cast<size_t>(width_); }
   size_t num_params() const { return static_cast<size_t>(layers_) * LayerParams(); }
 
   // Matrices Xavier-uniform U(-sqrt(6/(in+out)), +), biases 0, each a pure function of
@@ -65,8 +69,6 @@ class CrossNet {
     const size_t w = static_cast<size_t>(width_);
     return (rank_ == 0 ? w * w : 2 * w * static_cast<size_t>(rank_)) + w;
   }
-  size_t Offset(int l) const { return static_cast<size_t>(l) * LayerParams(); }
-  size_t BiasOffset(int l) const { return Offset(l + 1) - static_cast<size_t>(width_); }
   const float* LayerInput(const float* x0, const Workspace& ws, int l) const { return l == 0 ? x0 : ws.x[l - 1].data(); }
 
   int width_, layers_, rank_;

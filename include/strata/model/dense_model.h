@@ -38,6 +38,9 @@ class DenseModel {
   explicit DenseModel(const ModelSpec& spec);
 
   const Mlp& mlp() const { return mlp_; }
+  // dcn's cross layers and dlrm's bottom MLP; null when the model has none.
+  const CrossNet* cross() const { return cross_ ? &*cross_ : nullptr; }
+  const Mlp* bottom() const { return bottom_ ? &*bottom_ : nullptr; }
   int input_width() const { return input_width_; }
   size_t num_params() const {
     return mlp_.num_params() + (cross_ ? cross_->num_params() : 0) + (bottom_ ? bottom_->num_params() : 0);

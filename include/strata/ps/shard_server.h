@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "strata/common/key_index.h"
+#include "strata/common/spare_threads.h"
 #include "strata/common/status.h"
 #include "strata/mem/mem_ps.h"
 #include "strata/model/model_spec.h"
@@ -90,8 +91,10 @@ class ShardServer {
  public:
   // store: the rank's stack; mem: the MEM-PS inside it (built with evict_in_calls off, so
   // that Store's PutIfRoom finds the room the pulls' evictions leave), or null when every
-  // row is in DRAM; ssd: the SSD-PS under mem, or null.
-  ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd = nullptr);
+  // row is in DRAM; ssd: the SSD-PS under mem, or null. threads: the rank's, which a
+  // pull's per-key work (new rows, the in-flight check) spreads over.
+  ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd = nullptr,
+              int threads = 1);
 
   size_t row_bytes() const { return row_bytes_; }
   int dim() const { return model_.row_dim(); }
@@ -231,6 +234,7 @@ class ShardServer {
   std::mutex in_flight_mu_;  // pulls and releases may run beside each other
   std::map<int, std::shared_ptr<const Held>> in_flight_;  // protected by in_flight_mu_
   const std::unique_ptr<Admission> admission_;  // null without admission
+  SpareThreads threads_;
   std::atomic<int> released_through_{-1};  // the last pass released
   std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
   bool log_erased_ = false;            // protected by mu_
