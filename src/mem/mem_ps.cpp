@@ -12,6 +12,13 @@
 // placeholder counts in the budget as the row it reserves; it is never dirty, so eviction
 // drops it without a write, and Scan and num_keys pass it over. Keys no pass
 // pinned (reads for evaluation) get none.
+//
+// Threads. A call walks its keys stripe by stripe (ForEachInGroups); a call of 16k keys or
+// more spreads the stripes over MemPsOptions::threads when no other call holds them. A
+// visit touches only its stripe and its key's own outputs, and keys whose indices a visit
+// collects are gathered afterwards in the walk's order (stripe by stripe), so the outcome
+// is the serial walk's whatever the threads. Evictions stay on the caller's thread: their
+// writes go to the backing store in stripe order.
 #include "strata/mem/mem_ps.h"
 
 #include <algorithm>
@@ -27,6 +34,7 @@
 #include "strata/mem/bloom_filter.h"
 #include "strata/common/row_arena.h"
 #include "strata/common/partition.h"
+#include "strata/common/spare_threads.h"
 #include "strata/common/thread_name.h"
 #include "strata/mem/cache_policy.h"
 
@@ -41,6 +49,8 @@ constexpr uint8_t kPlaceholder = 4;  // no row yet: the key is in neither tier (
 // Keys a stripe's filter is first sized for: at least its capacity (the keys it writes
 // come in that order of magnitude), so the chain of doubling filters stays short.
 constexpr size_t kBloomInitialKeys = 1 << 14;
+// Walks of fewer keys stay on the calling thread.
+constexpr size_t kParallelKeys = 16384;
 
 struct Stripe {
   Stripe(size_t row_bytes, size_t capacity, int bloom_bits)
@@ -88,7 +98,8 @@ class MemPsImpl final : public MemPs {
         backing_(std::move(backing)),
         row_bytes_(backing_->row_bytes()),
         capacity_rows_(o.capacity_bytes / (row_bytes_ + kMemPsRowOverheadBytes)),
-        bloom_enabled_(backing_->num_keys() == 0) {
+        bloom_enabled_(backing_->num_keys() == 0),
+        threads_(o.threads) {
     const size_t n = static_cast<size_t>(o.stripes);
     for (size_t i = 0; i < n; ++i) {
       const size_t cap = WholeChunks(capacity_rows_ / n + (i < capacity_rows_ % n ? 1 : 0));
@@ -144,10 +155,12 @@ class MemPsImpl final : public MemPs {
   // A pass's keys nearly all have entries by now (its pinned rows and placeholders), so the
   // rest, looked up once, are few.
   Status PutIfRoom(const uint64_t* keys, size_t n, const uint8_t* rows, bool* put) override {
-    std::vector<size_t> rest;  // keys with no entry
-    ForEachByStripe<kIndexOnly>(keys, n, [&](Stripe& s, size_t i) {
-      if (!OverwriteCached(s, keys[i], rows + i * row_bytes_)) rest.push_back(i);
+    const StripeGroups all = GroupByStripe(keys, n);
+    std::vector<uint8_t> uncached(n);
+    ForEachInGroups<kIndexOnly>(all, keys, [&](Stripe& s, size_t i) {
+      uncached[i] = !OverwriteCached(s, keys[i], rows + i * row_bytes_);
     });
+    const std::vector<size_t> rest = Marked(all, uncached, 1);  // keys with no entry
     *put = true;
     if (rest.empty()) return Status::OK();
     std::vector<uint64_t> rest_keys(rest.size());
@@ -336,9 +349,9 @@ class MemPsImpl final : public MemPs {
   }
   template <bool kWithFilter = true, typename Visit>
   void ForEachInGroups(const StripeGroups& g, const uint64_t* keys, const Visit& visit) const {
-    for (size_t j = 0; j < stripes_.size(); ++j) {
+    auto stripe = [&](size_t j) {
       const uint32_t begin = g.begin[j], end = g.begin[j + 1];
-      if (begin == end) continue;
+      if (begin == end) return;
       Stripe& s = *stripes_[j];
       std::lock_guard lock(s.mu);
       for (uint32_t k = begin; k < std::min(end, begin + kPrefetchAhead); ++k) Prefetch<kWithFilter>(s, keys[g.order[k]]);
@@ -346,7 +359,21 @@ class MemPsImpl final : public MemPs {
         if (k + kPrefetchAhead < end) Prefetch<kWithFilter>(s, keys[g.order[k + kPrefetchAhead]]);
         visit(s, g.order[k]);
       }
+    };
+    if (g.order.size() >= kParallelKeys) {
+      threads_.ParallelFor(stripes_.size(), stripe);
+      return;
     }
+    for (size_t j = 0; j < stripes_.size(); ++j) stripe(j);
+  }
+
+  // The indices i of g's keys whose mark[i] is `value`, in the walk's order.
+  static std::vector<size_t> Marked(const StripeGroups& g, const std::vector<uint8_t>& mark, uint8_t value) {
+    std::vector<size_t> out;
+    for (uint32_t i : g.order) {
+      if (mark[i] == value) out.push_back(i);
+    }
+    return out;
   }
   template <bool kWithFilter>
   void Prefetch(const Stripe& s, uint64_t key) const {
@@ -365,15 +392,16 @@ class MemPsImpl final : public MemPs {
   // backing store cannot hold (its filter says so) is inserted, and the rest are looked up
   // there first. Evicts nothing and writes nothing to the backing store.
   Status PutGroups(const uint64_t* keys, const StripeGroups& groups, const uint8_t* rows) {
-    std::vector<size_t> probe;  // uncached keys the backing store may already hold
+    std::vector<uint8_t> maybe_held(groups.order.size());
     ForEachInGroups(groups, keys, [&](Stripe& s, size_t i) {
       if (OverwriteCached(s, keys[i], rows + i * row_bytes_)) return;
       if (bloom_enabled_ && !s.bloom.MayContain(keys[i])) {
         InsertRow(s, keys[i], rows + i * row_bytes_, kDirty);
       } else {
-        probe.push_back(i);
+        maybe_held[i] = 1;
       }
     });
+    const std::vector<size_t> probe = Marked(groups, maybe_held, 1);  // uncached keys the backing store may hold
     // Only to keep num_keys() exact: is the key new to the store as a whole?
     BackingRows in;
     STRATA_RETURN_IF_ERROR(ReadBacking(keys, probe, &in));
@@ -403,8 +431,10 @@ class MemPsImpl final : public MemPs {
   // found; a pinned one of the latter gets its placeholder now when reserve_absent, else
   // joins absent.
   Misses LookUpCached(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t* found, bool reserve_absent) {
-    Misses m;
-    ForEachByStripe(keys, n, [&](Stripe& s, size_t i) {
+    constexpr uint8_t kMaybeStored = 1, kAbsent = 2;
+    const StripeGroups g = GroupByStripe(keys, n);
+    std::vector<uint8_t> miss(n);
+    ForEachInGroups(g, keys, [&](Stripe& s, size_t i) {
       const Handle h = s.policy.Find(keys[i]);
       found[i] = CopyCached(s, h, rows + i * row_bytes_);
       if (found[i]) {
@@ -419,13 +449,13 @@ class MemPsImpl final : public MemPs {
         if (reserve_absent) {
           ReserveIfPinned(s, keys[i]);
         } else {
-          m.absent.push_back(i);
+          miss[i] = kAbsent;
         }
       } else {
-        m.maybe_stored.push_back(i);
+        miss[i] = kMaybeStored;
       }
     });
-    return m;
+    return Misses{Marked(g, miss, kMaybeStored), Marked(g, miss, kAbsent)};
   }
 
   // A Get's last step: caches the rows read for keys[which[j]] and copies them out; a key
@@ -644,6 +674,7 @@ class MemPsImpl final : public MemPs {
   const uint64_t capacity_rows_;
   const bool bloom_enabled_;  // the backing store was empty at open
   std::vector<std::unique_ptr<Stripe>> stripes_;
+  mutable SpareThreads threads_;  // MemPsOptions::threads, for large walks
   // Written by Flush and evictions (one at a time), read by mem_stats at any time.
   std::atomic<uint64_t> rows_flushed_{0};
   std::atomic<uint64_t> flush_batches_{0};

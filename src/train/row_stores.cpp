@@ -51,6 +51,7 @@ Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, int thre
   mo.capacity_bytes = static_cast<uint64_t>(o.mem_cache_gb * 1e9);
   mo.freq_offset = static_cast<int>(RowLayoutOf(o.model).counters_offset());
   mo.evict_in_calls = false;  // the trainer evicts before each pull, off the training thread
+  mo.threads = threads;
   std::unique_ptr<MemPs> mem;
   STRATA_RETURN_IF_ERROR(NewMemPs(mo, std::move(ssd), &mem));
   out->mem = mem.get();

@@ -48,6 +48,7 @@ struct MemPsOptions {
   int stripes = 64;                // lock stripes; the capacity is split evenly among them
   int freq_offset = -1;            // byte offset of the row's u32 frequency; -1: count passes
   int bloom_bits_per_key = 10;     // about 1% false positives
+  int threads = 1;                 // a large call's stripes are spread over that many threads
   // Put, BeginPass and UnpinPass evict down to the budget before they return. Off: Evict
   // does, for a caller that evicts (and writes dirty victims) off its critical path; it
   // evicts below the budget by the rows inserted since the previous Evict, and an eighth
