@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA backend end to end (skipped where no GPU is visible or the build has no CUDA):
 # (a) --device cuda reaches --device cpu's eval logloss within 1e-4, on one rank and on two
-#     ranks (sharing the GPU where there is one), and with --model dcn and wdl (dlrm within
-#     5e-3: see below);
+#     ranks (sharing the GPU where there is one), and with --model dcn, wdl and dlrm;
 # (b) lossless tiering on CUDA: a cache too small for the job over the SSD-PS, and the
 #     pipeline off, give bitwise the eval logloss and rows of the all-in-DRAM run;
 # (c) exact resume on CUDA: resumed from its second checkpoint, a run ends bitwise equal;
@@ -24,12 +23,11 @@ run() {
     --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@"
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
 }
-close() {  # close A B [TOL]: eval loglosses of runs A and B within TOL (1e-4)
-  local tol=${3:-1e-4}
-  "$PY3" -c 'import sys; a, b, t = map(float, sys.argv[1:]); sys.exit(abs(a - b) > t)' \
-    "$(json_field "$dir/$1.jsonl" eval_logloss)" "$(json_field "$dir/$2.jsonl" eval_logloss)" "$tol" \
-    || die "$1's eval logloss is not within $tol of $2's"
-  echo "ok: $1 within $tol of $2"
+close() {  # close A B: eval loglosses of runs A and B within 1e-4
+  "$PY3" -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - b) > 1e-4)' \
+    "$(json_field "$dir/$1.jsonl" eval_logloss)" "$(json_field "$dir/$2.jsonl" eval_logloss)" \
+    || die "$1's eval logloss is not within 1e-4 of $2's"
+  echo "ok: $1 within 1e-4 of $2"
 }
 
 # The first CUDA run also tells whether this build has CUDA at all.
@@ -53,12 +51,12 @@ close cuda-dcn cpu-dcn
 run cpu-wdl 1 --device cpu --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl
 run cuda-wdl 1 --device cuda --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl
 close cuda-wdl cpu-wdl
-run cpu-dlrm 1 --device cpu --mem-cache-gb 1 --model dlrm --bottom-mlp 16
-run cuda-dlrm 1 --device cuda --mem-cache-gb 1 --model dlrm --bottom-mlp 16
-# DLRM here is sensitive to the rounding of its products: the CPU backend alone, with only
-# OpenBLAS's kernel changed (OPENBLAS_CORETYPE), moves this eval logloss by 2.4e-3; its
-# kernels are checked one step at a time by the unit tests.
-close cuda-dlrm cpu-dlrm 5e-3
+# dlrm with SGD for the dense parameters: with Adam this run amplifies rounding (Adam
+# normalizes gradients near zero): the CPU backend alone, with only OpenBLAS's kernel
+# changed (OPENBLAS_CORETYPE), moves its eval logloss by 2.4e-3 with Adam, by 7e-12 with SGD.
+run cpu-dlrm 1 --device cpu --mem-cache-gb 1 --model dlrm --bottom-mlp 16 --dense-optimizer sgd
+run cuda-dlrm 1 --device cuda --mem-cache-gb 1 --model dlrm --bottom-mlp 16 --dense-optimizer sgd
+close cuda-dlrm cpu-dlrm
 
 # (b)
 run cuda-small 1 --device cuda --mem-cache-gb 0.0028
