@@ -6,7 +6,8 @@
 #   train   strata-train --device cuda against tools/bench/torch_reference.py --device cuda:
 #           the same model (dim 16, MLP 512-256-128, adagrad + adam, batch 4096) on the same
 #           synthetic Criteo-shaped files and GPU; examples/s (medians of $RUNS runs) of the
-#           whole run, of its later passes and of its train stage alone, and eval AUC.
+#           whole run, of its later passes and of its train stage alone, and eval AUC; and
+#           the later passes' median seconds per pipeline stage (which stage bounds them).
 #   BENCH_GPU_SECTIONS    "table train" (default) or either one.
 # Without a visible GPU it prints one line and exits 77 (skipped).
 #   BENCH_GPU_NO_BUILD=1  use the binaries in $BUILD as they are.

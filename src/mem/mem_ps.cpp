@@ -33,6 +33,7 @@
 
 #include "strata/mem/bloom_filter.h"
 #include "strata/common/row_arena.h"
+#include "strata/common/key_groups.h"
 #include "strata/common/partition.h"
 #include "strata/common/spare_threads.h"
 #include "strata/common/thread_name.h"
@@ -315,24 +316,9 @@ class MemPsImpl final : public MemPs {
 
   // Indices of keys grouped by stripe: order[begin[j] .. begin[j + 1]) are stripe j's, in
   // their order among keys.
-  struct StripeGroups {
-    std::vector<uint32_t> order;
-    std::vector<uint32_t> begin;
-  };
+  using StripeGroups = KeyGroups;
   StripeGroups GroupByStripe(const uint64_t* keys, size_t n) const {
-    assert(n <= UINT32_MAX);
-    StripeGroups g;
-    g.begin.assign(stripes_.size() + 1, 0);
-    std::vector<uint32_t> stripe_of(n);
-    for (size_t i = 0; i < n; ++i) {
-      stripe_of[i] = static_cast<uint32_t>(StripeIndex(keys[i]));
-      ++g.begin[stripe_of[i] + 1];
-    }
-    for (size_t j = 0; j < stripes_.size(); ++j) g.begin[j + 1] += g.begin[j];
-    g.order.resize(n);
-    std::vector<uint32_t> at(g.begin.begin(), g.begin.end() - 1);
-    for (size_t i = 0; i < n; ++i) g.order[at[stripe_of[i]]++] = static_cast<uint32_t>(i);
-    return g;
+    return GroupKeys(keys, n, stripes_.size(), [this](uint64_t key) { return StripeIndex(key); });
   }
 
   // Calls visit(stripe, i) for each i < n with the stripe of keys[i] locked, stripe by

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "strata/common/handle_table.h"
+#include "strata/common/key_groups.h"
 #include "strata/common/partition.h"
 #include "strata/common/row_arena.h"
 #include "strata/common/spare_threads.h"
@@ -31,23 +32,6 @@ namespace {
 constexpr int kShards = 64;
 // Calls of fewer keys stay on the calling thread.
 constexpr size_t kParallelKeys = 16384;
-
-// A call's key positions grouped by shard, each group in the call's order.
-struct ShardGroups {
-  std::array<uint32_t, kShards + 1> begin{};
-  std::vector<uint32_t> pos;
-
-  template <typename ShardOfKey>
-  void Group(const uint64_t* keys, size_t n, ShardOfKey shard_of) {
-    std::vector<uint8_t> shard(n);
-    std::array<uint32_t, kShards + 1> next{};
-    for (size_t i = 0; i < n; ++i) ++next[(shard[i] = static_cast<uint8_t>(shard_of(keys[i]))) + 1];
-    for (int s = 0; s < kShards; ++s) next[s + 1] += next[s];
-    begin = next;
-    pos.resize(n);
-    for (size_t i = 0; i < n; ++i) pos[next[shard[i]]++] = static_cast<uint32_t>(i);
-  }
-};
 
 class MemoryRowStore final : public RowStore {
   struct Shard {
@@ -174,10 +158,9 @@ class MemoryRowStore final : public RowStore {
   // threads when the call is large.
   template <typename Body>
   void ForEachShard(const uint64_t* keys, size_t n, Body body) {
-    ShardGroups g;
-    g.Group(keys, n, ShardIndex);
+    const KeyGroups g = GroupKeys(keys, n, kShards, ShardIndex);
     auto one = [&](size_t s) {
-      if (g.begin[s + 1] > g.begin[s]) body(*shards_[s], g.pos.data() + g.begin[s], g.begin[s + 1] - g.begin[s]);
+      if (g.begin[s + 1] > g.begin[s]) body(*shards_[s], g.order.data() + g.begin[s], g.begin[s + 1] - g.begin[s]);
     };
     if (n >= kParallelKeys) {
       threads_.ParallelFor(kShards, one);
