@@ -12,6 +12,11 @@
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order, and of strata-train with bf16 MLP
 #                     products where the CPU has them (skipped when the sample is absent)
+#   samples           the shipped configs on the real Criteo, Avazu and TalkingData samples split
+#                     80/20 in file order: eval AUC and logloss of strata-train and of the
+#                     PyTorch reference, and the rows' bytes; and the same with slot widths
+#                     (the slots whose distinct train tokens exceed 10% of the rows 8 wide, the
+#                     rest 16) for Criteo and Avazu (skipped when the samples are absent)
 #   mpi               MPI bytes a training job sends (every rank, every communicator) per
 #                     example on 2 and 4 ranks, against the least any design must move: each
 #                     pass's distinct remote keys asked and their rows answered once, each row
@@ -268,6 +273,70 @@ section_criteo_auc() {
   b_auc=$(json_field "$WORK/sc16.jsonl" eval_auc)
   printf '  %-34s eval AUC %.5f  logloss %.5f\n' "strata, bf16 MLP products" "$b_auc" "$(json_field "$WORK/sc16.jsonl" eval_logloss)"
   summary_add "Criteo eval AUC strata bf16 - fp32" "$(awk -v a="$b_auc" -v b="$s_auc" 'BEGIN {printf "%+.5f", a - b}')"
+}
+
+# ---- section: real samples --------------------------------------------------------------------
+
+section_samples() {
+  echo "== samples: the shipped configs on the real samples, first 80% of rows train, last 20% eval,"
+  echo "   file order, one epoch, global batch 256 (strata on 2 ranks x 128)"
+  printf '  %-20s %11s %9s %11s %9s %9s %8s\n' sample "strata AUC" logloss "torch AUC" logloss diff "rows MB"
+  local name sample split_flags
+  for name in criteo avazu talkingdata; do
+    case $name in
+      criteo) sample="$SHARED_DATA/criteo-dac-w261-sample/criteo_dac_train_sample.tsv.gz"; split_flags=() ;;
+      avazu) sample="$SHARED_DATA/avazu-ctr-head-sample/avazu_train_head_sample.csv.gz"; split_flags=(--header) ;;
+      talkingdata) sample="$SHARED_DATA/talkingdata-adtracking-sample/talkingdata_train_sample.csv.gz"; split_flags=(--header) ;;
+    esac
+    if [ ! -f "$sample" ]; then
+      echo "  skipped $name: sample not found at $sample"
+      continue
+    fi
+    local data=$WORK/samples-$name
+    tools/bench/split_sample.sh "${split_flags[@]}" "$sample" "$data" 80 >/dev/null
+    local ext; ext=$(ls "$data"/train.* | sed 's/.*\.//')
+    samples_case "$name" configs/$name.schema "$data/train.$ext" "$data/eval.$ext"
+    [ $name = talkingdata ] && continue
+    widths_schema configs/$name.schema "$data/train.$ext" >"$data/widths.schema"
+    samples_case "$name, widths" "$data/widths.schema" "$data/train.$ext" "$data/eval.$ext"
+  done
+}
+
+# widths_schema SCHEMA TRAIN: SCHEMA with `width 16`, and `width 8` on each slot column whose
+# distinct tokens in TRAIN exceed 10% of its rows.
+widths_schema() {
+  "$PY" - "$1" "$2" <<'PY'
+import sys
+sys.path.insert(0, "tools/python")
+import strata_schema
+text = open(sys.argv[1]).read()
+schema = strata_schema.Schema(text, sys.argv[1])
+rows = strata_schema.read_rows([sys.argv[2]], schema)
+large = {name for i, (name, role, _) in enumerate(schema.columns)
+         if role in ("categorical", "multihot") and len({r[i] for r in rows}) > 0.1 * len(rows)}
+print("width 16")
+for line in text.splitlines():
+    words = line.split("#", 1)[0].split()
+    print(line.split("#", 1)[0].rstrip() + " width 8" if len(words) >= 3 and words[0] == "column" and words[1] in large else line)
+PY
+}
+
+# samples_case LABEL SCHEMA TRAIN EVAL: strata-train (configs/<sample>.flags) and the PyTorch
+# reference of the same shape; prints a table row and records the AUC difference.
+samples_case() {
+  local label=$1 schema=$2 cfg="configs/${1%%,*}.flags"
+  local mlp; mlp=$(awk '$1 == "mlp" {print $2}' "$cfg")
+  local io=(--schema "$schema" --train "$3" --eval "$4" --epochs 1)
+  run_strata 2 "$WORK/s.log" "$WORK/s.jsonl" --config "$cfg" "${io[@]}" --threads 1 --batch-size 128
+  run_torch "$WORK/st.log" "${io[@]}" --embedding-dim 16 --mlp "$mlp" --lr-sparse 0.05 --lr-dense 0.001 \
+    --batch-size 256 --threads 1
+  local s t row_bytes
+  s=$(json_field "$WORK/s.jsonl" eval_auc); t=$(torch_field "$WORK/st.log" eval_auc)
+  row_bytes=$(grep -o "rows of [0-9]* B" "$WORK/s.log" | head -1 | tr -dc 0-9)
+  printf '  %-20s %11.5f %9.5f %11.5f %9.5f %+9.5f %8.2f\n' "$label" "$s" "$(json_field "$WORK/s.jsonl" eval_logloss)" \
+    "$t" "$(torch_field "$WORK/st.log" eval_logloss)" "$(awk -v a="$s" -v b="$t" 'BEGIN {print a - b}')" \
+    "$(awk -v k="$(json_field "$WORK/s.jsonl" keys)" -v b="$row_bytes" 'BEGIN {print k * b / 1e6}')"
+  summary_add "samples: $label eval AUC strata - torch" "$(awk -v a="$s" -v b="$t" 'BEGIN {printf "%+.5f", a - b}')"
 }
 
 # ---- section: feature lifecycle ---------------------------------------------------------------
@@ -574,7 +643,7 @@ section_larger_than_memory() {
 
 # ---- main -------------------------------------------------------------------------------------
 
-SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc mpi models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
+SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc samples mpi models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)
   "section_$s"

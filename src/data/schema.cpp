@@ -7,13 +7,21 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 #include <set>
 #include <sstream>
+
+#include "strata/model/model_spec.h"
 
 namespace strata {
 namespace {
 
 constexpr int kMaxSlots = 255;  // the slot lives in the key's top byte
+
+bool FeedsSlots(ColumnRole role) {
+  return role == ColumnRole::kCategorical || role == ColumnRole::kBucketize || role == ColumnRole::kMultihot ||
+         role == ColumnRole::kTime;
+}
 
 std::string Trim(std::string s) {
   const size_t b = s.find_first_not_of(" \t\r");
@@ -77,6 +85,27 @@ Status CheckTimeFormat(const std::string& format) {
   return Status::OK();
 }
 
+// An embedding width: an integer in [1, kMaxEmbeddingDim].
+Status ParseWidth(const std::string& word, int* width) {
+  const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), *width);
+  if (word.empty() || ec != std::errc() || ptr != word.data() + word.size() || *width < 1 || *width > kMaxEmbeddingDim) {
+    return Status::InvalidArgument("width '" + word + "' is not an integer in [1, " + std::to_string(kMaxEmbeddingDim) + "]");
+  }
+  return Status::OK();
+}
+
+// Removes a trailing `width N` from a column line's role and arguments, into c->width.
+Status TakeColumnWidth(std::string* rest, SchemaColumn* c) {
+  const size_t last = rest->find_last_of(" \t");
+  if (last == std::string::npos) return Status::OK();
+  const std::string head = Trim(rest->substr(0, last));
+  const size_t word = head.find_last_of(" \t");
+  if (head.substr(word == std::string::npos ? 0 : word + 1) != "width") return Status::OK();
+  STRATA_RETURN_IF_ERROR(ParseWidth(rest->substr(last + 1), &c->width));
+  *rest = word == std::string::npos ? "" : Trim(head.substr(0, word));
+  return Status::OK();
+}
+
 // The role and its arguments of one `column NAME ROLE ...` line.
 Status ParseRole(std::string rest, SchemaColumn* c) {
   static const std::pair<const char*, ColumnRole> kRoles[] = {
@@ -120,7 +149,42 @@ Status ParseRole(std::string rest, SchemaColumn* c) {
       break;
   }
   if (!rest.empty()) return Status::InvalidArgument("unexpected '" + rest + "' after the role");
+  if (c->width > 0 && !FeedsSlots(c->role)) return Status::InvalidArgument("width is for columns that feed slots");
   return Status::OK();
+}
+
+// The unit width and each slot column's units, when the schema gives widths: every slot
+// then needs one, its own or the `width` setting's.
+Status ResolveUnits(const std::string& source, InputSchema* s) {
+  int unit = 0;
+  const SchemaColumn* bare = nullptr;
+  for (SchemaColumn& c : s->columns) {
+    if (!FeedsSlots(c.role)) continue;
+    if (c.width == 0) c.width = s->default_width;
+    if (c.width == 0) {
+      if (bare == nullptr) bare = &c;
+    } else {
+      unit = std::gcd(unit, c.width);
+    }
+  }
+  if (unit == 0) return Status::OK();
+  if (bare != nullptr) {
+    return Status::InvalidArgument(fmt::format("{}:{}: column {} has no width while others have one: end its line "
+                                               "with 'width N', or give every such slot one with a 'width N' line",
+                                               source, bare->line, bare->name));
+  }
+  s->unit_width = unit;
+  for (SchemaColumn& c : s->columns) {
+    if (FeedsSlots(c.role)) c.units = c.width / unit;
+  }
+  return Status::OK();
+}
+
+// Names the unit slots of one slot: NAME, or NAME/0 .. NAME/k-1.
+void AddUnitSlots(const std::string& name, int units, InputSchema* s) {
+  for (int unit = 0; unit < units; ++unit) {
+    s->slot_names.push_back(units == 1 ? name : name + "/" + std::to_string(unit));
+  }
 }
 
 // Gives each feature column its slots or dense index, in column order.
@@ -132,19 +196,23 @@ Status NumberFeatures(InputSchema* s) {
       case ColumnRole::kNumeric: c.dense = s->num_dense++; break;
       case ColumnRole::kTime:
         c.slot = s->num_slots();
-        s->slot_names.push_back(c.name + ".hour");
-        s->slot_names.push_back(c.name + ".weekday");
+        AddUnitSlots(c.name + ".hour", c.units, s);
+        AddUnitSlots(c.name + ".weekday", c.units, s);
         break;
       case ColumnRole::kIgnore: break;
       default:
         c.slot = s->num_slots();
-        s->slot_names.push_back(c.name);
+        AddUnitSlots(c.name, c.units, s);
     }
   }
   if (labels != 1) return Status::InvalidArgument("a schema needs exactly one label column, it has " + std::to_string(labels));
   if (s->num_slots() == 0) return Status::InvalidArgument("a schema needs at least one categorical column (a slot)");
   if (s->num_slots() > kMaxSlots) {
-    return Status::InvalidArgument(std::to_string(s->num_slots()) + " slots, at most " + std::to_string(kMaxSlots));
+    return Status::InvalidArgument(
+        s->unit_width == 0 ? fmt::format("{} slots, at most {}", s->num_slots(), kMaxSlots)
+                           : fmt::format("{} unit slots of {} floats (a slot of width w is w / {} of them), at most {}: "
+                                         "choose widths with a larger common divisor",
+                                         s->num_slots(), s->unit_width, s->unit_width, kMaxSlots));
   }
   return Status::OK();
 }
@@ -164,12 +232,18 @@ Status ParseLine(std::string rest, int line, InputSchema* s, std::set<std::strin
     s->header = v == "yes";
     return Status::OK();
   }
-  if (what != "column") return Status::InvalidArgument("unknown setting '" + what + "' (delimiter, header or column)");
+  if (what == "width") {
+    if (s->default_width != 0) return Status::InvalidArgument("the width is set twice");
+    STRATA_RETURN_IF_ERROR(ParseWidth(TakeWord(&rest), &s->default_width));
+    return rest.empty() ? Status::OK() : Status::InvalidArgument("width: one integer");
+  }
+  if (what != "column") return Status::InvalidArgument("unknown setting '" + what + "' (delimiter, header, width or column)");
   SchemaColumn c;
   c.name = TakeWord(&rest);
   c.line = line;
   if (c.name.empty()) return Status::InvalidArgument("column needs a name and a role");
   if (!names->insert(c.name).second) return Status::InvalidArgument("column '" + c.name + "' is named twice");
+  STRATA_RETURN_IF_ERROR(TakeColumnWidth(&rest, &c));
   STRATA_RETURN_IF_ERROR(ParseRole(rest, &c));
   s->columns.push_back(std::move(c));
   return Status::OK();
@@ -180,9 +254,26 @@ Status ParseLine(std::string rest, int line, InputSchema* s, std::set<std::strin
 std::vector<int> InputSchema::MeanSlots() const {
   std::vector<int> slots;
   for (const SchemaColumn& c : columns) {
-    if (c.role == ColumnRole::kMultihot && c.mean) slots.push_back(c.slot);
+    if (c.role != ColumnRole::kMultihot || !c.mean) continue;
+    for (int unit = 0; unit < c.units; ++unit) slots.push_back(c.slot + unit);
   }
   return slots;
+}
+
+bool InputSchema::MixedWidths() const {
+  return std::any_of(columns.begin(), columns.end(), [](const SchemaColumn& c) { return c.units > 1; });
+}
+
+std::string InputSchema::WidthsText() const {
+  if (unit_width == 0) return "";
+  int least = kMaxEmbeddingDim, most = 0;
+  for (const SchemaColumn& c : columns) {
+    if (!FeedsSlots(c.role)) continue;
+    least = std::min(least, c.width);
+    most = std::max(most, c.width);
+  }
+  if (least == most) return fmt::format("slots {} wide", most);
+  return fmt::format("slots {}..{} wide: {} unit slots of {} floats", least, most, num_slots(), unit_width);
 }
 
 InputSchema CriteoSchema() {
@@ -230,6 +321,7 @@ Status ParseSchema(const std::string& text, const std::string& source, InputSche
     const Status st = ParseLine(line, number, &s, &names);
     if (!st.ok()) return Status::InvalidArgument(source + ":" + std::to_string(number) + ": " + st.message());
   }
+  STRATA_RETURN_IF_ERROR(ResolveUnits(source, &s));
   const Status st = NumberFeatures(&s);
   if (!st.ok()) return Status::InvalidArgument(source + ": " + st.message());
   *out = std::move(s);

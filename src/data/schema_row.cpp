@@ -119,13 +119,25 @@ bool ParseTime(std::string_view s, const std::string& format, int* hour, int* we
 
 void CloseSlot(Batch* out) { out->offsets.push_back(static_cast<uint32_t>(out->keys.size())); }
 
+// Closes the slot `first_slot` (its keys from `begin`) and gives each of the column's other
+// units, the slots after it, the same tokens' keys in that slot.
+void CloseUnits(size_t begin, int first_slot, int units, Batch* out) {
+  CloseSlot(out);
+  const size_t end = out->keys.size();
+  for (int unit = 1; unit < units; ++unit) {
+    for (size_t k = begin; k < end; ++k) out->keys.push_back(WithSlot(out->keys[k], first_slot + unit));
+    CloseSlot(out);
+  }
+}
+
 // One feature column's contribution; false with *why set when the field is malformed.
 bool ParseFeature(std::string_view field, const SchemaColumn& c, Batch* out, std::string* why) {
   double v = 0;
+  const size_t begin = out->keys.size();  // the column's first slot's keys start here
   switch (c.role) {
     case ColumnRole::kCategorical:
       if (!field.empty()) out->keys.push_back(SlotKey(c.slot, CriteoTokenHash(field)));
-      CloseSlot(out);
+      CloseUnits(begin, c.slot, c.units, out);
       return true;
     case ColumnRole::kNumeric:
       if (!field.empty() && !ParseNumber(field, &v)) break;
@@ -137,7 +149,7 @@ bool ParseFeature(std::string_view field, const SchemaColumn& c, Batch* out, std
         const auto bucket = std::upper_bound(c.boundaries.begin(), c.boundaries.end(), v) - c.boundaries.begin();
         out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(bucket)));
       }
-      CloseSlot(out);
+      CloseUnits(begin, c.slot, c.units, out);
       return true;
     case ColumnRole::kMultihot: {
       Fields tokens(field, c.separator);
@@ -145,7 +157,7 @@ bool ParseFeature(std::string_view field, const SchemaColumn& c, Batch* out, std
       while (!field.empty() && tokens.Next(&token)) {
         if (!token.empty()) out->keys.push_back(SlotKey(c.slot, CriteoTokenHash(token)));
       }
-      CloseSlot(out);
+      CloseUnits(begin, c.slot, c.units, out);
       return true;
     }
     case ColumnRole::kTime: {
@@ -157,9 +169,10 @@ bool ParseFeature(std::string_view field, const SchemaColumn& c, Batch* out, std
         }
         out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(hour)));
       }
-      CloseSlot(out);
-      if (!field.empty()) out->keys.push_back(SlotKey(c.slot + 1, static_cast<uint64_t>(weekday)));
-      CloseSlot(out);
+      CloseUnits(begin, c.slot, c.units, out);
+      const size_t weekdays = out->keys.size();
+      if (!field.empty()) out->keys.push_back(SlotKey(c.slot + c.units, static_cast<uint64_t>(weekday)));
+      CloseUnits(weekdays, c.slot + c.units, c.units, out);
       return true;
     }
     default:

@@ -152,12 +152,12 @@ std::vector<FlagDef> ModelFlags() {
   using M = ModelSpec;
   const char* model = "Model";
   return {
-      Words(Flag("model", model, "WORD", "the model above the pooled embeddings: dnn (the MLP), deepfm (the MLP's logit plus the factorization machine's second-order term over the slots' embeddings), dcn (DCN-v2 cross layers before the MLP) or dlrm (a bottom MLP of the dense features to the embedding width, then the pairwise dot products of all vectors into the MLP) or wdl (a wide weight a key, kept in its row, summed over the example's keys into the MLP's logit); dcn, dlrm and wdl on the CPU backend"),
+      Words(Flag("model", model, "WORD", "the model above the pooled embeddings: dnn (the MLP), deepfm (the MLP's logit plus the factorization machine's second-order term over the slots' embeddings), dcn (DCN-v2 cross layers before the MLP) or dlrm (a bottom MLP of the dense features to the embedding width, then the pairwise dot products of all vectors into the MLP) or wdl (a wide weight a key, kept in its row, summed over the example's keys into the MLP's logit); every model on both backends"),
             &M::kind, {{"dnn", ModelKind::kDnn}, {"deepfm", ModelKind::kDeepFm}, {"dcn", ModelKind::kDcn}, {"dlrm", ModelKind::kDlrm}, {"wdl", ModelKind::kWdl}}),
       Number(Flag("cross-layers", model, "N", "dcn: cross layers"), &M::cross_layers, PositiveAtMost(kMaxCrossLayers)),
       IntList(Flag("bottom-mlp", model, "N,N,...", "dlrm: hidden widths of the dense features' MLP; its last layer, to --embedding-dim, is implied"), &M::bottom_mlp, Positive()),
       Number(Flag("cross-rank", model, "N", "dcn: rank of each cross layer's matrix, U (in, N) V (N, in); 0: full rank"), &M::cross_rank, AtLeast(0)),
-      Number(Flag("embedding-dim", model, "N", "embedding width per slot"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
+      Number(Flag("embedding-dim", model, "N", "embedding width per slot (a schema with widths gives them instead; README: slots of several widths)"), &M::embedding_dim, PositiveAtMost(kMaxEmbeddingDim)),
       IntList(Flag("mlp", model, "N,N,...", "hidden layer widths; the output layer (1) is implied"), &M::mlp, Positive()),
       Words(Flag("sparse-optimizer", model, "WORD", "optimizer of the embedding rows"), &M::sparse_optimizer,
             {{"adagrad", SparseOptimizerKind::kAdagrad},

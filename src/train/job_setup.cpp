@@ -167,9 +167,10 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 }
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
-  fmt::print("{}: {} ranks x {} workers ({} model, {} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
+  const std::string widths = o.input.WidthsText();
+  fmt::print("{}: {} ranks x {} workers ({} model{}, {} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
              "{} eval lines\n",
-             program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), p.hbm->name(),
+             program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), widths.empty() ? "" : ", " + widths, p.hbm->name(),
              p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads,
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),

@@ -3,6 +3,8 @@
 // (flag_table.h); nothing here names a single flag's type, default or bounds.
 #include "strata/train/options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -143,9 +145,14 @@ Status CheckCombination(const TrainOptions& o) {
                                    "--checkpoint-dir holds no checkpoint yet)");
   }
   if (o.model.row_dtype != RowDtype::kFp32 && o.model.row_dim() % 2 != 0) {
-    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) + " needs an " +
-                                   (o.model.kind == ModelKind::kWdl ? "odd --embedding-dim with --model wdl (its wide weight makes " : "even --embedding-dim (") +
-                                   std::to_string(o.model.embedding_dim) + " keep the optimizer state of a 16-bit row unaligned)");
+    const std::string width = o.input.unit_width > 0 ? "the schema's row width (its widths' greatest common divisor) "
+                                                     : "--embedding-dim ";
+    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) +
+                                   " needs rows of an even number of floats: " + width +
+                                   std::to_string(o.model.embedding_dim) +
+                                   (o.model.kind == ModelKind::kWdl ? " and --model wdl's wide weight make " : " makes ") +
+                                   std::to_string(o.model.row_dim()) +
+                                   ", which would leave the optimizer state of a 16-bit row unaligned");
   }
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");
@@ -153,8 +160,28 @@ Status CheckCombination(const TrainOptions& o) {
   return Status::OK();
 }
 
+// A schema's widths decide the embedding width (--embedding-dim may only repeat its `width`
+// setting): the rows are its unit, and a slot of several units is a concatenation, which
+// the models that compare slots' vectors do not read.
+Status ApplySchemaWidths(bool embedding_dim_given, TrainOptions* o) {
+  const InputSchema& in = o->input;
+  if (in.unit_width == 0) return Status::OK();
+  if (embedding_dim_given && o->model.embedding_dim != in.default_width) {
+    return Status::InvalidArgument(fmt::format("--embedding-dim {}: the schema {} gives the slots' widths{}",
+                                               o->model.embedding_dim, in.source,
+                                               in.default_width == 0 ? "" : fmt::format(" (its default: width {})", in.default_width)));
+  }
+  const ModelKind kind = o->model.kind;
+  if (in.MixedWidths() && (kind == ModelKind::kDeepFm || kind == ModelKind::kDlrm || kind == ModelKind::kWdl)) {
+    return Status::InvalidArgument(std::string("--model ") + ModelKindName(kind) + " needs one width for every slot; the schema " +
+                                   in.source + " gives " + in.WidthsText());
+  }
+  o->model.embedding_dim = in.unit_width;
+  return Status::OK();
+}
+
 // The input layout decides the model's slots and dense features.
-Status LoadInputSchema(TrainOptions* o) {
+Status LoadInputSchema(bool embedding_dim_given, TrainOptions* o) {
   if (o->format == "parquet" && o->schema_file.empty()) {
     return Status::InvalidArgument("--format parquet needs --schema FILE naming the files' columns (configs/*.schema)");
   }
@@ -167,7 +194,7 @@ Status LoadInputSchema(TrainOptions* o) {
   o->model.num_slots = o->input.num_slots();
   o->model.num_dense = o->input.num_dense;
   o->model.mean_slots = o->input.MeanSlots();
-  return Status::OK();
+  return ApplySchemaWidths(embedding_dim_given, o);
 }
 
 }  // namespace
@@ -205,8 +232,11 @@ Status ParseTrainOptions(int argc, const char* const* argv, TrainOptions* out) {
     if (s.flag->kind == FlagKind::kValue) settings.push_back(s);
   }
   STRATA_RETURN_IF_ERROR(Apply(settings, &o));
-  STRATA_RETURN_IF_ERROR(CheckCombination(o));
-  return LoadInputSchema(&o);
+  const bool embedding_dim_given = std::any_of(settings.begin(), settings.end(), [](const Setting& s) {
+    return s.flag->name == std::string_view("embedding-dim");
+  });
+  STRATA_RETURN_IF_ERROR(LoadInputSchema(embedding_dim_given, &o));
+  return CheckCombination(o);
 }
 
 }  // namespace strata

@@ -40,5 +40,5 @@ expect 1 "cannot resume: --row-dtype bf16 in the checkpoint, fp32 now" \
   run refused 2x2 --resume="$dir/ck/ckpt-00000002"
 scores_as_trained "$dir/ck" "$dir/data/eval.tsv" "$dir/bf16.jsonl"
 echo "ok: strata-predict and strata_torch.py score the bf16 model as the trainer did"
-expect 2 "--row-dtype bf16 needs an even --embedding-dim" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
+expect 2 "--row-dtype bf16 needs rows of an even number of floats: --embedding-dim 7 makes 7" $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags \
   --train "$dir/data/train.tsv" --row-dtype bf16 --embedding-dim 7

@@ -90,7 +90,7 @@ TEST_CASE("schema: errors name the file and line") {
   CHECK(ErrorOf("column a label\ncolumn t time %Y %q\n").find("t.schema:2: time format") == 0);
   CHECK(ErrorOf("column a label\ncolumn b categorical extra\n") == "t.schema:2: unexpected 'extra' after the role");
   CHECK(ErrorOf("column a label\ncolumn b multihot | max\n") == "t.schema:2: multihot pooling: sum or mean, not 'max'");
-  CHECK(ErrorOf("separator comma\n") == "t.schema:1: unknown setting 'separator' (delimiter, header or column)");
+  CHECK(ErrorOf("separator comma\n") == "t.schema:1: unknown setting 'separator' (delimiter, header, width or column)");
   CHECK(ErrorOf("header maybe\n") == "t.schema:1: header: yes or no");
   CHECK(ErrorOf("column b categorical\n") == "t.schema: a schema needs exactly one label column, it has 0");
   CHECK(ErrorOf("column a label\ncolumn b numeric raw\n") == "t.schema: a schema needs at least one categorical column (a slot)");
@@ -99,6 +99,72 @@ TEST_CASE("schema: errors name the file and line") {
   CHECK(ErrorOf(many) == "t.schema: 256 slots, at most 255");
   InputSchema s;
   CHECK(ReadSchemaFile("no/such.schema", &s).message() == "cannot open schema file no/such.schema");
+}
+
+TEST_CASE("schema: slots of several widths are unit slots of the widths' greatest common divisor") {
+  InputSchema s;
+  REQUIRE(Parse("width 8\ncolumn y label\ncolumn ad categorical width 24\ncolumn n numeric raw\n"
+                "column recent multihot | mean width 16\ncolumn t time %Y-%m-%d %H width 8\ncolumn p bucketize 1,10\n",
+                &s).ok());
+  CHECK(s.unit_width == 8);
+  CHECK(s.MixedWidths());
+  CHECK(s.slot_names == std::vector<std::string>{"ad/0", "ad/1", "ad/2", "recent/0", "recent/1", "t.hour", "t.weekday", "p"});
+  CHECK(s.columns[1].units == 3);
+  CHECK(s.columns[3].slot == 3);
+  CHECK(s.columns[4].time_format == "%Y-%m-%d %H");
+  CHECK(s.columns[5].width == 8);  // the `width` setting
+  CHECK(s.MeanSlots() == std::vector<int>{3, 4});
+  CHECK(s.WidthsText() == "slots 8..24 wide: 8 unit slots of 8 floats");
+
+  InputSchema same;
+  REQUIRE(Parse("width 16\ncolumn y label\ncolumn a categorical\ncolumn b categorical width 16\n", &same).ok());
+  CHECK(same.unit_width == 16);
+  CHECK_FALSE(same.MixedWidths());
+  CHECK(same.slot_names == std::vector<std::string>{"a", "b"});
+  CHECK(same.WidthsText() == "slots 16 wide");
+  InputSchema none;
+  REQUIRE(Parse("column y label\ncolumn a categorical\n", &none).ok());
+  CHECK(none.unit_width == 0);
+  CHECK(none.WidthsText().empty());
+}
+
+TEST_CASE("schema: width errors name the file and line") {
+  CHECK(ErrorOf("column a label\ncolumn b numeric raw width 4\n") == "t.schema:2: width is for columns that feed slots");
+  CHECK(ErrorOf("column a label\ncolumn b categorical width 0\n") == "t.schema:2: width '0' is not an integer in [1, 1024]");
+  CHECK(ErrorOf("column a label\ncolumn b categorical width 8x\n") == "t.schema:2: width '8x' is not an integer in [1, 1024]");
+  CHECK(ErrorOf("width 8\nwidth 8\n") == "t.schema:2: the width is set twice");
+  CHECK(ErrorOf("column a label\ncolumn b categorical\ncolumn c categorical width 8\n") ==
+        "t.schema:2: column b has no width while others have one: end its line with 'width N', or give every such "
+        "slot one with a 'width N' line");
+  std::string many = "column y label\ncolumn narrow categorical width 1\n";
+  for (int i = 0; i < 16; ++i) many += "column c" + std::to_string(i) + " categorical width 16\n";
+  CHECK(ErrorOf(many) == "t.schema: 257 unit slots of 1 floats (a slot of width w is w / 1 of them), at most 255: "
+                         "choose widths with a larger common divisor");
+}
+
+TEST_CASE("schema: a slot of several units gives each unit the token's key in its own slot") {
+  TempDir dir;
+  InputSchema s;
+  REQUIRE(Parse("delimiter comma\nwidth 4\ncolumn y label\ncolumn ad categorical width 8\n"
+                "column recent multihot | width 12\ncolumn t time %Y-%m-%d %H width 8\n",
+                &s).ok());
+  test::WriteText(dir.File("w.csv"), "1,shoe,a|b,2017-11-06 16\n0,,,\n");
+  Batch b;
+  OneFile file;
+  REQUIRE(file.Read(dir.File("w.csv"), s, &b).ok());
+  REQUIRE(b.num_slots == 9);
+  const uint64_t shoe = CriteoTokenHash("shoe");
+  CHECK(SlotKeys(b, 0, 0) == std::vector<uint64_t>{SlotKey(0, shoe)});
+  CHECK(SlotKeys(b, 0, 1) == std::vector<uint64_t>{SlotKey(1, shoe)});
+  for (int unit = 0; unit < 3; ++unit) {
+    CHECK(SlotKeys(b, 0, 2 + unit) == std::vector<uint64_t>{SlotKey(2 + unit, 0xa), SlotKey(2 + unit, 0xb)});
+  }
+  CHECK(SlotKeys(b, 0, 5) == std::vector<uint64_t>{SlotKey(5, 16)});
+  CHECK(SlotKeys(b, 0, 6) == std::vector<uint64_t>{SlotKey(6, 16)});
+  CHECK(SlotKeys(b, 0, 7) == std::vector<uint64_t>{SlotKey(7, 1)});  // a Monday
+  CHECK(SlotKeys(b, 0, 8) == std::vector<uint64_t>{SlotKey(8, 1)});
+  for (int slot = 0; slot < 9; ++slot) CHECK(SlotKeys(b, 1, slot).empty());
+  CHECK(WithSlot(SlotKey(3, shoe), 200) == SlotKey(200, shoe));
 }
 
 TEST_CASE("schema: the Criteo layout is 26 slots and 13 dense features; without its label, 39 columns") {

@@ -207,6 +207,32 @@ TEST_CASE("flags: --resume alone is LATEST, --resume=PATH a path, --resume= an e
         "--export-delta-dir needs --checkpoint-dir (deltas follow checkpoints)");
 }
 
+TEST_CASE("flags: a schema's widths set the row width, refuse another --embedding-dim and the models that compare slots") {
+  test::TempDir dir;
+  const std::string mixed = dir.File("mixed.schema"), even = dir.File("even.schema");
+  test::WriteText(mixed, "width 8\ncolumn y label\ncolumn a categorical width 24\ncolumn b categorical\n");
+  test::WriteText(even, "width 12\ncolumn y label\ncolumn a categorical\ncolumn b categorical\n");
+  TrainOptions o;
+  REQUIRE(Parse({"--train", "x", "--schema", mixed}, &o).ok());
+  CHECK(o.model.embedding_dim == 8);
+  CHECK(o.model.num_slots == 4);
+  REQUIRE(Parse({"--train", "x", "--schema", mixed, "--embedding-dim", "8"}, &o).ok());  // the schema's default
+  CHECK(Parse({"--train", "x", "--schema", mixed, "--embedding-dim", "16"}, &o).message() ==
+        "--embedding-dim 16: the schema " + mixed + " gives the slots' widths (its default: width 8)");
+  for (const char* model : {"deepfm", "dlrm", "wdl"}) {
+    CHECK(Parse({"--train", "x", "--schema", mixed, "--model", model}, &o).message() ==
+          "--model " + std::string(model) + " needs one width for every slot; the schema " + mixed +
+              " gives slots 8..24 wide: 4 unit slots of 8 floats");
+  }
+  REQUIRE(Parse({"--train", "x", "--schema", even, "--model", "deepfm"}, &o).ok());
+  CHECK(o.model.embedding_dim == 12);
+  REQUIRE(Parse({"--train", "x", "--schema", mixed, "--model", "dcn"}, &o).ok());
+  CHECK(Parse({"--train", "x", "--schema", even, "--model", "wdl", "--row-dtype", "bf16"}, &o).message() ==
+        "--row-dtype bf16 needs rows of an even number of floats: the schema's row width (its widths' greatest common "
+        "divisor) 12 and --model wdl's wide weight make 13, which would leave the optimizer state of a 16-bit row "
+        "unaligned");
+}
+
 TEST_CASE("flags: --help and --help-markdown print the table with the struct's defaults") {
   TrainOptions o;
   REQUIRE(Parse({"-h"}, &o).ok());

@@ -64,18 +64,24 @@ def time_slots(values, fmt):
 
 
 def slot_columns(schema, a):
-    """Each slot's tokens as a string column [N], in strata's slot order."""
+    """Each unit slot's tokens as a string column [N], in strata's slot order: a slot of
+    width w is w / unit_width unit slots with their own rows, whose embeddings concatenate
+    to the slot's (one embedding table of width w per slot, as strata stores it)."""
     slots = []
     for i, (name, role, arg) in enumerate(schema.columns):
         if role == "categorical":
-            slots.append(a[:, i])
+            columns = [a[:, i]]
         elif role == "bucketize":
             bounds = np.array([float(b) for b in arg.split(",")])
             col = a[:, i]
             idx = np.searchsorted(bounds, np.where(col == "", "0", col).astype(np.float64), side="right")
-            slots.append(np.where(col == "", "", idx.astype(str)))
+            columns = [np.where(col == "", "", idx.astype(str))]
         elif role == "time":
-            slots += list(time_slots(a[:, i], arg))
+            columns = list(time_slots(a[:, i], arg))
+        else:
+            continue
+        for column in columns:
+            slots += [column] * schema.units[i]
     return slots
 
 
@@ -195,6 +201,8 @@ def main():
         schema = Schema(CRITEO_SCHEMA, "criteo")
     if any(role == "multihot" for _, role, _ in schema.columns):
         sys.exit("torch_reference: multihot columns are not supported")
+    if max(schema.units) > 1 and a.model in ("deepfm", "dlrm", "wdl"):
+        sys.exit(f"torch_reference: --model {a.model} needs one width for every slot")
     train_rows, eval_rows = read_rows(a.train, schema), read_rows(a.eval, schema)
     n_train = len(train_rows)
     if n_train == 0 or not eval_rows:
@@ -209,7 +217,7 @@ def main():
           f"in {time.perf_counter() - t0:.1f} s; threads {torch.get_num_threads()}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'default')}", flush=True)
 
-    E = a.embedding_dim
+    E = schema.unit_width or a.embedding_dim  # a schema's widths decide it, as in strata
     # wdl: each row holds the wide weight after the embedding, as strata's rows do.
     emb = nn.Embedding(num_rows, E + (1 if a.model == "wdl" else 0), padding_idx=0, sparse=True)
     with torch.no_grad():

@@ -127,6 +127,11 @@ Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const 
         "the input layout ({}) has {} slots and {} dense features, the checkpoint's model {} and {}",
         o->input.source, o->input.num_slots(), o->input.num_dense, meta.model.num_slots, meta.model.num_dense));
   }
+  if (o->input.unit_width > 0 && o->input.unit_width != meta.model.embedding_dim) {
+    return Status::InvalidArgument(fmt::format("the input layout ({}) makes rows of {} floats (its widths' greatest "
+                                               "common divisor), the checkpoint's model rows of {}",
+                                               o->input.source, o->input.unit_width, meta.model.embedding_dim));
+  }
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@ and the reading of rows as field lists. Shared by tools/python/strata_torch.py a
 tools/bench/torch_reference.py."""
 import csv
 import gzip
+import math
 import sys
 
 SEPARATORS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|", "space": " ", "colon": ":"}
@@ -12,13 +13,19 @@ CRITEO_SCHEMA = ("delimiter tab\nheader no\ncolumn label label\n" +
                  "".join(f"column C{i} categorical\n" for i in range(1, 27)))
 
 
+SLOT_ROLES = ("categorical", "multihot", "bucketize", "time")
+
+
 class Schema:
     """delimiter, header, columns [(name, role, argument)], label (its column index) and
     dense [(column index, log1p?)] in dense-feature order. A multihot column's argument is
-    (separator, mean-pooled?)."""
+    (separator, mean-pooled?). With widths (`width N` lines and column suffixes),
+    unit_width is their greatest common divisor and units[i] the unit slots column i's
+    slots each span (strata's slots of several widths); else unit_width is 0 and every
+    unit is 1."""
 
     def __init__(self, text, source="schema"):
-        self.delimiter, self.header, self.columns = "\t", False, []
+        self.delimiter, self.header, self.columns, widths, default = "\t", False, [], [], 0
         for lineno, line in enumerate(text.splitlines(), 1):
             body = line.split("#", 1)[0]
             words = body.split()
@@ -28,7 +35,15 @@ class Schema:
                 self.delimiter = SEPARATORS.get(words[1], words[1])
             elif words[0] == "header":
                 self.header = words[1] == "yes"
+            elif words[0] == "width":
+                default = int(words[1])
             elif words[0] == "column" and len(words) >= 3:
+                width = 0
+                if len(words) > 4 and words[-2] == "width":
+                    width = int(words[-1])
+                    body = body[:body.rstrip().rindex(words[-2])]
+                    words = words[:-2]
+                widths.append(width)
                 arg = body.split(None, 3)[3].strip() if len(words) > 3 else ""
                 if words[2] == "multihot":  # (separator, mean-pooled?)
                     parts = arg.split()
@@ -36,6 +51,9 @@ class Schema:
                 self.columns.append((words[1], words[2], arg))
             else:
                 sys.exit(f"{source}:{lineno}: not a schema line")
+        widths = [w or default for w in widths]
+        self.unit_width = math.gcd(*[w for w, (_, r, _) in zip(widths, self.columns) if r in SLOT_ROLES])
+        self.units = [w // self.unit_width if self.unit_width else 1 for w in widths]
         roles = [r for _, r, _ in self.columns]
         if roles.count("label") != 1:
             sys.exit(f"{source}: a schema needs exactly one label column")

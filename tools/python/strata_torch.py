@@ -12,7 +12,9 @@ features feed the MLP (ReLU between layers, one logit), then a sigmoid. By /mode
 (strata_layers.py): deepfm adds the FM term over the pooled slots; dcn puts the cross layers
 (/dense/cross) before the MLP; dlrm's MLP reads the dot interaction of its bottom MLP's output
 (/dense/bottom) and the pooled slots; wdl's rows hold a wide weight after the embedding, which
-pools like it and adds to the logit while the MLP reads the embeddings. Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
+pools like it and adds to the logit while the MLP reads the embeddings. A slot of several
+units (a schema with widths) is that many consecutive slots holding the token's key in each.
+Keys are strata's: SlotKey(slot, token hash) with hex tokens of up to 16 digits
 taken as their value and other text hashed with FNV-1a, bucket indices and hours as the token
 value. A key the checkpoint does not hold gets strata's initial row, a pure function of (key,
 seed), or zeros when the model was trained with admission (/model attr admit_min_count > 0: a
@@ -145,12 +147,12 @@ class StrataModel(nn.Module):
             slot = 0
             for i, (name, role, arg) in enumerate(s.columns):
                 v = fields[i]
-                if role in ("categorical", "multihot", "bucketize", "time"):
-                    tokens = self.tokens(role, arg, v)
-                    for k, group in enumerate(tokens):
-                        keys += [int(slot_key(slot + k, [t])[0]) for t in group]
-                        bags += [n * self.num_slots + slot + k] * len(group)
-                    slot += len(tokens)
+                if role in strata_schema.SLOT_ROLES:  # each slot spans s.units[i] unit slots
+                    for group in self.tokens(role, arg, v):
+                        for unit in range(slot, slot + s.units[i]):
+                            keys += [int(slot_key(unit, [t])[0]) for t in group]
+                            bags += [n * self.num_slots + unit] * len(group)
+                        slot += s.units[i]
             for j, (i, log1p) in enumerate(s.dense):
                 x = float(fields[i]) if fields[i] else 0.0
                 dense[n, j] = np.float32(np.sign(x) * np.log1p(abs(x))) if log1p else np.float32(x)

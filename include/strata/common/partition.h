@@ -28,4 +28,9 @@ inline uint64_t SlotKey(int slot, uint64_t token) {
 
 inline int SlotOfKey(uint64_t key) { return static_cast<int>(key >> 56); }
 
+// The key of the same token in another slot: WithSlot(SlotKey(s, t), u) == SlotKey(u, t).
+inline uint64_t WithSlot(uint64_t key, int slot) {
+  return (static_cast<uint64_t>(slot) << 56) | (key & ((uint64_t{1} << 56) - 1));
+}
+
 }  // namespace strata
