@@ -50,8 +50,6 @@ constexpr uint8_t kPlaceholder = 4;  // no row yet: the key is in neither tier (
 // Keys a stripe's filter is first sized for: at least its capacity (the keys it writes
 // come in that order of magnitude), so the chain of doubling filters stays short.
 constexpr size_t kBloomInitialKeys = 1 << 14;
-// Walks of fewer keys stay on the calling thread.
-constexpr size_t kParallelKeys = 16384;
 
 struct Stripe {
   Stripe(size_t row_bytes, size_t capacity, int bloom_bits)
@@ -346,7 +344,7 @@ class MemPsImpl final : public MemPs {
         visit(s, g.order[k]);
       }
     };
-    if (g.order.size() >= kParallelKeys) {
+    if (g.order.size() >= kKeysWorthAThread) {
       threads_.ParallelFor(stripes_.size(), stripe);
       return;
     }

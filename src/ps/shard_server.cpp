@@ -10,11 +10,6 @@
 
 namespace strata {
 
-namespace {
-// Keys a thread takes at a time in a pull's per-key loops.
-constexpr size_t kKeysPerRange = 16384;
-}  // namespace
-
 ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store, MemPs* mem, SsdStore* ssd,
                          int threads)
     : model_(model), layout_(RowLayoutOf(model)), row_bytes_(layout_.bytes()), store_(std::move(store)), mem_(mem),
@@ -49,7 +44,7 @@ Status ShardServer::Pull(int pass, const uint64_t* keys, size_t n, uint8_t* rows
   // The passes in flight before the reads: one released during them stored its rows first.
   const std::vector<std::shared_ptr<const Held>> earlier = InFlightBefore(pass);
   STRATA_RETURN_IF_ERROR(ReadRows(keys, n, rows, true, fresh, pass, evict_beside_reads));
-  threads_.ForRanges(n, kKeysPerRange, [&](size_t begin, size_t end) {
+  threads_.ForRanges(n, kKeysWorthAThread, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       held[i] = HeldBy(earlier, keys[i]) ? 1 : 0;
       if (fresh && held[i]) fresh[i] = 0;
@@ -116,7 +111,7 @@ Status ShardServer::ReadRows(const uint64_t* keys, size_t n, uint8_t* rows, bool
   std::vector<uint8_t> found(n);
   STRATA_RETURN_IF_ERROR(evict_first ? mem_->EvictThenGet(keys, n, rows, found.data())
                                      : store_->Get(keys, n, rows, found.data()));
-  threads_.ForRanges(n, kKeysPerRange, [&](size_t begin, size_t end) {
+  threads_.ForRanges(n, kKeysWorthAThread, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       if (found[i] && Dead(rows + i * row_bytes_, now)) found[i] = 0;
       if (fresh) fresh[i] = !found[i];

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "strata/common/hash.h"
+#include "strata/common/key_groups.h"
 
 namespace strata::ssd {
 namespace {
@@ -99,6 +100,30 @@ bool CompactIndex::Find(uint64_t key, uint32_t* loc) const {
 }
 
 bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old) {
+  Additions add;
+  const bool had = UpsertInBlock(key, indexed, loc, old, &add);
+  Commit(&add);
+  return had;
+}
+
+void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs,
+                               uint8_t* had, uint32_t* old, SpareThreads* threads) {
+  constexpr int kPartBits = 4;  // parts by the tag's top bits, which are the blocks' top bits
+  const size_t parts = n >= kKeysWorthAThread ? size_t{1} << kPartBits : 1;
+  const KeyGroups groups = GroupKeys(keys, n, parts, [&](uint64_t key) { return TagOf(key) >> (kTagBits - kPartBits) & (parts - 1); });
+  std::vector<Additions> adds(parts);
+  threads->ParallelFor(parts, [&](size_t p) {
+    std::vector<uint64_t> part(groups.order.begin() + groups.begin[p], groups.order.begin() + groups.begin[p + 1]);
+    for (uint64_t& at : part) at = keys[at];  // positions -> keys, for the prefetching walk
+    ForEachPrefetched(part.data(), part.size(), [&](size_t j) {
+      const uint32_t i = groups.order[groups.begin[p] + j];
+      had[i] = UpsertInBlock(keys[i], indexed[i] != 0, locs[i], &old[i], &adds[p]);
+    });
+  });
+  for (Additions& add : adds) Commit(&add);
+}
+
+bool CompactIndex::UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add) {
   if (uint32_t* o = indexed ? Overflowed(key) : nullptr) {
     *old = *o;
     *o = loc;
@@ -108,15 +133,22 @@ bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* ol
   const Slot s = Locate(tag);
   if (!s.found) {
     Insert(s, tag, loc);
+    ++add->entries;
     return false;
   }
   if (!indexed) {  // another key holds this fingerprint
-    overflow_.emplace(key, loc);
+    add->overflow.emplace_back(key, loc);
     return false;
   }
   *old = Location(LoadEntry(s.block->data.get(), s.at));
   StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, loc);
   return true;
+}
+
+void CompactIndex::Commit(Additions* add) {
+  size_ += add->entries;
+  for (const auto& [key, loc] : add->overflow) overflow_.emplace(key, loc);
+  while (size_ > (kSplitAt << block_bits_) && block_bits_ < kMaxBlockBits) Split();
 }
 
 bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
@@ -160,15 +192,13 @@ void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
                size_t{b->count - s.at} * kEntryBytes);
   StoreEntry(d, s.at, tag & kFingerprintMask, loc);
   ++b->count;
-  ++size_;
-  if (size_ > (kSplitAt << block_bits_) && block_bits_ < kMaxBlockBits) Split();
 }
 
 void CompactIndex::Reserve(Block* b, uint32_t cap) {
   auto data = std::make_unique<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
   if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
-  entry_bytes_ += size_t{cap} * kEntryBytes + kLoadPadding;
-  if (b->data != nullptr) entry_bytes_ -= size_t{b->cap} * kEntryBytes + kLoadPadding;
+  entry_bytes_.fetch_add(size_t{cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
+  if (b->data != nullptr) entry_bytes_.fetch_sub(size_t{b->cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
   b->data = std::move(data);
   b->cap = cap;
 }

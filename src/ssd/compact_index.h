@@ -25,15 +25,20 @@
 // its block, the entry found for an indexed key is its own; the caller must know the key
 // is indexed (an absent key would take another's entry).
 //
-// Thread safety: none; SsdStore guards it with its index lock.
+// Thread safety: none; SsdStore guards it with its index lock. UpsertBatch spreads one
+// batch over threads itself: each takes the keys of a range of blocks.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
+
+#include "strata/common/spare_threads.h"
 
 namespace strata::ssd {
 
@@ -46,6 +51,11 @@ class CompactIndex {
   // Points key at loc. indexed: whether key already has an entry (see above). Returns
   // whether it had one, and then its previous location in *old.
   bool Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old);
+  // Upsert of distinct keys (n): had[i] and old[i] are Upsert(keys[i], indexed[i],
+  // locs[i], &old[i])'s result and old location. The entries after are those of the calls
+  // in order; a batch of kKeysWorthAThread keys or more spreads over `threads` by block.
+  void UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs, uint8_t* had,
+                   uint32_t* old, SpareThreads* threads);
   // Removes key's entry and gives its location in *loc. REQUIRES: key is indexed.
   void Erase(uint64_t key, uint32_t* loc);
   // Moves key's entry from `from` to `to` if it points at `from`; returns whether it did.
@@ -76,6 +86,12 @@ class CompactIndex {
     uint32_t count = 0;
     uint32_t cap = 0;
   };
+  // What upserts add beyond their blocks' entries, applied by Commit: a batch's parts
+  // collect their own, so that parts on other threads share nothing else.
+  struct Additions {
+    size_t entries = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> overflow;
+  };
   struct Slot {  // where a tag's entry is, or would go, in its block
     Block* block;
     uint32_t at;
@@ -92,6 +108,11 @@ class CompactIndex {
   // key's location in the overflow map, or nullptr.
   uint32_t* Overflowed(uint64_t key);
   const uint32_t* Overflowed(uint64_t key) const;
+  // Upsert within the blocks, the rest in *add. Touches only key's block (and the value
+  // of key's own overflow entry).
+  bool UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add);
+  // Counts the entries, moves the overflow keys into the map and splits as needed.
+  void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
   // Gives b room for `cap` entries, keeping its count entries.
   void Reserve(Block* b, uint32_t cap);
@@ -100,7 +121,7 @@ class CompactIndex {
   std::vector<Block> blocks_;
   int block_bits_;
   size_t size_ = 0;  // entries in blocks
-  size_t entry_bytes_ = 0;  // allocated in blocks
+  std::atomic<size_t> entry_bytes_{0};  // allocated in blocks (by a batch's parts too)
   std::unordered_map<uint64_t, uint32_t> overflow_;
 };
 

@@ -77,13 +77,14 @@ Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<
     : layout_(layout),
       buffer_units_(std::max<size_t>(1, buffer_bytes / layout.unit_bytes)),
       bytes_written_(bytes_written),
-      buf_(NewAlignedBuffer(buffer_units_ * layout.unit_bytes)) {}
+      bufs_{NewAlignedBuffer(buffer_units_ * layout.unit_bytes), NewAlignedBuffer(buffer_units_ * layout.unit_bytes)} {}
 
 Status Appender::Start(std::shared_ptr<Segment> seg) {
   seg_ = std::move(seg);
   first_unit_ = 0;
+  handed_units_ = 0;
   flushed_records_ = 0;
-  std::memset(buf_.get(), 0, buffer_units_ * layout_.unit_bytes);
+  std::memset(active(), 0, buffer_units_ * layout_.unit_bytes);
   AlignedBuffer header = NewAlignedBuffer(kHeaderBytes);
   EncodeSegmentHeader(header.get(), layout_, seg_->number);
   STRATA_RETURN_IF_ERROR(PwriteAll(seg_->fd, header.get(), kHeaderBytes, 0, seg_->path));
@@ -93,23 +94,29 @@ Status Appender::Start(std::shared_ptr<Segment> seg) {
 
 Status Appender::WriteUnits(size_t units) {
   const size_t bytes = units * layout_.unit_bytes;
-  STRATA_RETURN_IF_ERROR(PwriteAll(seg_->fd, buf_.get(), bytes,
-                                   kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path));
+  STRATA_RETURN_IF_ERROR(PwriteAll(seg_->fd, active(), bytes, kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path));
   if (bytes_written_) *bytes_written_ += bytes;
   return Status::OK();
 }
 
+// Every record place of a full buffer is written, and the units' pads stay zero from the
+// buffers' allocation (Flush zeroes a partial unit's free places), so a buffer is reused
+// without clearing it.
 Status Appender::Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record) {
   const uint64_t r = seg_->records.load(std::memory_order_relaxed);
   uint64_t unit = r / layout_.per_unit - first_unit_;
   if (unit == buffer_units_) {
-    // Buffer full of whole units: write them all and start over with an empty buffer.
-    STRATA_RETURN_IF_ERROR(WriteUnits(buffer_units_));
+    STRATA_RETURN_IF_ERROR(writer_.Wait());  // the other buffer is on disk: free to fill
+    const size_t bytes = buffer_units_ * layout_.unit_bytes;
+    writer_.Submit(seg_->fd, active(), bytes, kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path);
+    if (bytes_written_) *bytes_written_ += bytes;
+    handed_first_unit_ = first_unit_;
+    handed_units_ = buffer_units_;
+    active_ ^= 1;
     first_unit_ += buffer_units_;
-    std::memset(buf_.get(), 0, buffer_units_ * layout_.unit_bytes);
     unit = 0;
   }
-  uint8_t* dst = buf_.get() + unit * layout_.unit_bytes + (r % layout_.per_unit) * layout_.record_bytes;
+  uint8_t* dst = active() + unit * layout_.unit_bytes + (r % layout_.per_unit) * layout_.record_bytes;
   EncodeRecord(dst, key, seq, row, layout_.row_bytes);
   seg_->records.store(r + 1, std::memory_order_release);
   *record = r;
@@ -117,18 +124,23 @@ Status Appender::Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t
 }
 
 Status Appender::Flush() {
+  STRATA_RETURN_IF_ERROR(writer_.Wait());
+  handed_units_ = 0;
   const uint64_t r = seg_->records.load(std::memory_order_relaxed);
   const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
   if (r == flushed_records_ || end_unit == first_unit_) return Status::OK();
   const size_t units = static_cast<size_t>(end_unit - first_unit_);
+  if (const size_t used = r % layout_.per_unit; used > 0) {  // stale records of the buffer's last use
+    uint8_t* last = active() + (units - 1) * layout_.unit_bytes;
+    std::memset(last + used * layout_.record_bytes, 0, (layout_.per_unit - used) * layout_.record_bytes);
+  }
   STRATA_RETURN_IF_ERROR(WriteUnits(units));
   flushed_records_ = r;
   const size_t full = static_cast<size_t>(r / layout_.per_unit - first_unit_);
   if (full > 0) {
     // Keep the partial last unit (if any) at the front; later appends rewrite it.
     const size_t keep = units - full;
-    std::memmove(buf_.get(), buf_.get() + full * layout_.unit_bytes, keep * layout_.unit_bytes);
-    std::memset(buf_.get() + keep * layout_.unit_bytes, 0, (buffer_units_ - keep) * layout_.unit_bytes);
+    std::memmove(active(), active() + full * layout_.unit_bytes, keep * layout_.unit_bytes);
     first_unit_ += full;
   }
   return Status::OK();
@@ -137,8 +149,15 @@ Status Appender::Flush() {
 const uint8_t* Appender::Buffered(uint64_t record) const {
   if (!seg_ || record >= seg_->records.load(std::memory_order_acquire)) return nullptr;
   const uint64_t unit = record / layout_.per_unit;
-  if (unit < first_unit_) return nullptr;
-  return buf_.get() + (unit - first_unit_) * layout_.unit_bytes + (record % layout_.per_unit) * layout_.record_bytes;
+  const uint8_t* buf;
+  if (unit >= first_unit_) {
+    buf = active() + (unit - first_unit_) * layout_.unit_bytes;
+  } else if (handed_units_ > 0 && unit >= handed_first_unit_) {
+    buf = bufs_[active_ ^ 1].get() + (unit - handed_first_unit_) * layout_.unit_bytes;
+  } else {
+    return nullptr;
+  }
+  return buf + (record % layout_.per_unit) * layout_.record_bytes;
 }
 
 }  // namespace strata::ssd

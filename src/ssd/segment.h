@@ -1,12 +1,14 @@
 // Segment: one open SSD-PS segment file and its counters. Appender: turns a stream of
 // records into large unit-aligned writes to one segment at a time (format in
-// strata/ssd/ssd_format.h), keeping the last partial unit in memory so reads of
-// just-appended records are served from the buffer. ScanSegment: the one sequential
-// read-and-check of a segment's records, shared by recovery and compaction.
+// strata/ssd/ssd_format.h), with two buffers: a full one is written in the background
+// while appends fill the other, and reads of records not yet on disk (in either buffer,
+// including the last partial unit) are served from memory. ScanSegment: the one
+// sequential read-and-check of a segment's records, shared by recovery and compaction.
 //
 // Thread safety: a Segment's fd is immutable and may be used by any thread; `records` and
 // `durable` are atomics written by the one thread that appends or commits; `live` is
-// guarded by the store's index lock. An Appender is used by one thread at a time.
+// guarded by the store's index lock. An Appender is used by one thread at a time (its
+// writer thread only reads the buffer it was handed).
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ssd/background_writer.h"
 #include "ssd/file_util.h"
 #include "strata/ssd/ssd_format.h"
 
@@ -63,15 +66,19 @@ Status ScanSegment(const Segment& seg, const RecordLayout& layout, uint64_t reco
 
 class Appender {
  public:
-  // buffer_bytes is rounded down to whole units (at least one). bytes_written, if given,
-  // is advanced by every byte written to disk.
+  // Each of the two buffers holds buffer_bytes rounded down to whole units (at least one).
+  // bytes_written, if given, is advanced by every byte handed to the disk.
   Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<uint64_t>* bytes_written);
 
-  // Starts appending to an empty segment: writes its header.
+  // Starts appending to an empty segment: writes its header. REQUIRES: the last segment
+  // was flushed.
   Status Start(std::shared_ptr<Segment> seg);
-  // Appends one record; *record is its number in the segment. May write full units.
+  // Appends one record; *record is its number in the segment. When the buffer is full it
+  // is handed to the background write (after the previous one finished: its error, if
+  // any, is returned here).
   Status Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record);
-  // Writes every buffered record, the partial last unit zero padded.
+  // Waits for the background write, then writes every buffered record, the partial last
+  // unit's free record places zeroed. On return every appended record is on disk.
   Status Flush();
   // The buffered copy of `record`, or nullptr when it is only on disk.
   const uint8_t* Buffered(uint64_t record) const;
@@ -79,15 +86,20 @@ class Appender {
   const std::shared_ptr<Segment>& segment() const { return seg_; }
 
  private:
+  uint8_t* active() const { return bufs_[active_].get(); }
   Status WriteUnits(size_t units);
 
   const RecordLayout layout_;
   const size_t buffer_units_;
   std::atomic<uint64_t>* bytes_written_;
-  AlignedBuffer buf_;
+  AlignedBuffer bufs_[2];
+  int active_ = 0;                // the buffer appends fill
   std::shared_ptr<Segment> seg_;
-  uint64_t first_unit_ = 0;      // unit number of buf_[0] in the segment
+  uint64_t first_unit_ = 0;       // unit number of the active buffer's first unit
+  uint64_t handed_first_unit_ = 0;  // the other buffer's first unit, when it holds records
+  size_t handed_units_ = 0;         // units it holds that may not be on disk yet (0: none)
   uint64_t flushed_records_ = 0;  // records already written by the last Flush
+  BackgroundWriter writer_;       // last: it finishes with the buffers and segment still alive
 };
 
 }  // namespace strata::ssd

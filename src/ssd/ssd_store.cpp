@@ -22,6 +22,7 @@ constexpr uint64_t kMaxGapUnits = 1;             // units read in between to mer
 SsdStoreImpl::SsdStoreImpl(const SsdOptions& opts)
     : opts_(opts),
       layout_(RecordLayout::For(opts.row_bytes)),
+      index_threads_(opts.threads),
       user_(layout_, opts.write_buffer_bytes, &bytes_written_) {}
 
 SsdStoreImpl::~SsdStoreImpl() {
@@ -375,12 +376,14 @@ Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* row
   }
   append_lock.unlock();
   {
+    std::vector<uint8_t> had(n);
+    std::vector<uint32_t> old(n);
     std::unique_lock lk(index_mu_);
-    index_.ForEachPrefetched(keys, n, [&](size_t i) {
-      uint32_t old = 0;
-      if (index_.Upsert(keys[i], in_store[i] != 0, locs[i], &old)) --slots_[codec_.Slot(old)]->live;
+    index_.UpsertBatch(keys, n, in_store, locs.data(), had.data(), old.data(), &index_threads_);
+    for (size_t i = 0; i < n; ++i) {
+      if (had[i]) --slots_[codec_.Slot(old[i])]->live;
       ++slots_[codec_.Slot(locs[i])]->live;
-    });
+    }
   }
   user_bytes_written_ += n * opts_.row_bytes;
   // A cache's sealed segments are compactable at once, and overwrites make them stale.

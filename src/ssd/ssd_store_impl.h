@@ -31,6 +31,7 @@
 #include "ssd/record_index.h"
 #include "ssd/segment.h"
 #include "strata/common/dir_lock.h"
+#include "strata/common/spare_threads.h"
 #include "strata/ssd/ssd_store.h"
 
 namespace strata::ssd {
@@ -150,6 +151,7 @@ class SsdStoreImpl final : public SsdStore {
   std::vector<std::unique_ptr<BatchReader>> readers_;  // idle readers, guarded by readers_mu_
 
   mutable std::shared_mutex index_mu_;
+  SpareThreads index_threads_;            // SsdOptions::threads, for a large Put's index updates
   LocationCodec codec_;                   // set by Recover
   CompactIndex index_;                    // guarded by index_mu_
   std::vector<SegmentPtr> slots_;         // guarded by index_mu_; nullptr = free slot

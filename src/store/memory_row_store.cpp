@@ -30,8 +30,6 @@ namespace strata {
 namespace {
 
 constexpr int kShards = 64;
-// Calls of fewer keys stay on the calling thread.
-constexpr size_t kParallelKeys = 16384;
 
 class MemoryRowStore final : public RowStore {
   struct Shard {
@@ -162,7 +160,7 @@ class MemoryRowStore final : public RowStore {
     auto one = [&](size_t s) {
       if (g.begin[s + 1] > g.begin[s]) body(*shards_[s], g.order.data() + g.begin[s], g.begin[s + 1] - g.begin[s]);
     };
-    if (n >= kParallelKeys) {
+    if (n >= kKeysWorthAThread) {
       threads_.ParallelFor(kShards, one);
       return;
     }

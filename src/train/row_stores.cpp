@@ -42,6 +42,7 @@ Status OpenRowStores(const TrainOptions& o, int rank, size_t row_bytes, int thre
   so.compact_threshold = o.ssd_compact_threshold;
   so.direct_io = o.ssd_direct_io;
   so.segment_bytes = static_cast<uint64_t>(o.ssd_segment_mb * (1 << 20));
+  so.threads = threads;
   // The checkpoint is the durable state; an fsync'ed manifest per pass would buy nothing.
   so.durable = false;
   std::unique_ptr<SsdStore> ssd;

@@ -1,16 +1,19 @@
 // CompactIndex (src/ssd/compact_index.h) against an exact map, including keys whose
-// fingerprints collide, block splits, and its bytes per key; LocationCodec's packing; and
+// fingerprints collide, block splits, and its bytes per key; a batch spread over threads
+// against the same upserts in order; LocationCodec's packing; and
 // an SSD-PS holding two colliding keys through gets, puts, compaction and recovery.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "ssd/compact_index.h"
 #include "ssd/location.h"
 #include "ssd_test_util.h"
 #include "strata/common/hash.h"
+#include "strata/common/spare_threads.h"
 
 namespace strata::ssd {
 namespace {
@@ -62,6 +65,57 @@ TEST_CASE("ssd: compact index maps every key through growth, overwrites and spli
   MESSAGE("compact index bytes per key: " << per_key);
   CHECK(per_key < 8.0);
   CHECK(per_key > 7.0);
+}
+
+TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upserts in order leave") {
+  // Three batches of 100k keys: new keys with a colliding pair's first key, then new keys
+  // with its second (the overflow map), then overwrites of every 5th earlier key and of
+  // both colliding keys beside new ones. Same results key by key, same entries after.
+  const auto [a, b] = CollidingKeys();
+  const auto key_of = [](uint64_t i) { return (i + 1) * 0x9e3779b97f4a7c15ull; };
+  CompactIndex serial, batched;
+  SpareThreads threads(2);
+  uint64_t next = 0;
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> indexed;
+    for (uint64_t i = 0; i < 100'000; ++i) {
+      const bool overwrite = round == 2 && i % 2 == 0 && i * 5 / 2 < next;
+      keys.push_back(overwrite ? key_of(i * 5 / 2) : key_of(next++));
+      indexed.push_back(overwrite);
+    }
+    if (round < 2) keys.push_back(round == 0 ? a : b), indexed.push_back(0);
+    if (round == 2) keys.insert(keys.end(), {a, b}), indexed.insert(indexed.end(), {1, 1});
+    std::vector<uint32_t> locs(keys.size()), old(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
+    std::vector<uint8_t> had(keys.size());
+    batched.UpsertBatch(keys.data(), keys.size(), indexed.data(), locs.data(), had.data(), old.data(), &threads);
+    int wrong = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      uint32_t serial_old = 0;
+      const bool serial_had = serial.Upsert(keys[i], indexed[i] != 0, locs[i], &serial_old);
+      wrong += serial_had != (had[i] != 0) || (serial_had && serial_old != old[i]);
+    }
+    CHECK(wrong == 0);
+    CHECK(batched.size() == serial.size());
+  }
+  int wrong = 0;
+  for (uint64_t i = 0; i < next; ++i) {
+    uint32_t want = 0, got = 0;
+    wrong += !serial.Find(key_of(i), &want) || !batched.Find(key_of(i), &got) || want != got;
+  }
+  CHECK(wrong == 0);
+  for (const uint64_t k : {a, b}) {
+    uint32_t want = 0, got = 0;
+    REQUIRE(serial.Find(k, &want));
+    REQUIRE(batched.Find(k, &got));
+    CHECK(want == got);
+  }
+  uint64_t serial_sum = 0, batched_sum = 0;
+  serial.ForEachLocation([&](uint32_t l) { serial_sum += l; });
+  batched.ForEachLocation([&](uint32_t l) { batched_sum += l; });
+  CHECK(serial_sum == batched_sum);
 }
 
 TEST_CASE("ssd: compact index keeps fingerprint collisions apart") {

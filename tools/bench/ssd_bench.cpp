@@ -15,7 +15,7 @@
 // its index allocated them).
 //
 //   build/bench/ssd_bench [--keys 20000000] [--rounds 0] [--batch 200000] [--dir .]
-//                         [--compact-threshold X]
+//                         [--compact-threshold X] [--threads 0 (the machine's)]
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -265,7 +266,9 @@ int main(int argc, char** argv) {
       "queue-depth", "SSD-PS reads in flight", cxxopts::value<int>()->default_value("64"))(
       "compact-threshold", "SSD-PS stale fraction that makes a segment a victim",
       cxxopts::value<double>()->default_value(std::to_string(strata::SsdOptions().compact_threshold)))(
-      "seed", "Zipf draw seed", cxxopts::value<uint64_t>()->default_value("1"))("h,help", "usage");
+      "seed", "Zipf draw seed", cxxopts::value<uint64_t>()->default_value("1"))(
+      "threads", "SSD-PS threads for a large put's index updates (0: the machine's)",
+      cxxopts::value<int>()->default_value("0"))("h,help", "usage");
   const auto args = cli.parse(argc, argv);
   if (args.count("help")) {
     std::puts(cli.help().c_str());
@@ -287,6 +290,7 @@ int main(int argc, char** argv) {
   o.direct_io = true;
   o.queue_depth = args["queue-depth"].as<int>();
   o.compact_threshold = args["compact-threshold"].as<double>();
+  o.threads = args["threads"].as<int>() > 0 ? args["threads"].as<int>() : static_cast<int>(std::thread::hardware_concurrency());
   int rounds = 0;
   Result ssd;
   {
@@ -316,8 +320,10 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(root, ec);
 
   const auto rate = [](uint64_t k, double s) { return s > 0 ? static_cast<double>(k) / s : 0.0; };
-  std::printf("workload: %llu keys x %zu B rows, %d rounds of %zu Zipf(1.05) keys, %llu SSD-PS compaction cycles\n",
-              static_cast<unsigned long long>(n), kRowBytes, rounds, batch, static_cast<unsigned long long>(ssd.compactions));
+  std::printf("workload: %llu keys x %zu B rows, %d rounds of %zu Zipf(1.05) keys, %llu SSD-PS compaction cycles, "
+              "SSD-PS index threads %d\n",
+              static_cast<unsigned long long>(n), kRowBytes, rounds, batch, static_cast<unsigned long long>(ssd.compactions),
+              o.threads);
   std::printf("%-8s %12s %12s %10s %10s %14s %10s\n", "store", "get keys/s", "put keys/s", "space_amp", "write_amp", "index B/key", "bad rows");
   for (const auto& [name, r] : {std::pair<const char*, const Result&>{"SSD-PS", ssd}, {"RocksDB", rdb}}) {
     std::printf("%-8s %12.0f %12.0f %10.3f %10.3f %14.2f %10llu\n", name, rate(r.gets, r.get_secs), rate(r.puts, r.put_secs),

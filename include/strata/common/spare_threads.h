@@ -14,6 +14,10 @@
 
 namespace strata {
 
+// The least keys worth a thread of their own: a bulk call of fewer stays on its caller, and
+// one of more hands its threads at least this many each (handing work over costs more).
+constexpr size_t kKeysWorthAThread = 16384;
+
 class SpareThreads {
  public:
   // threads <= 1: every body runs on its caller.

@@ -72,7 +72,10 @@ struct SsdOptions {
   uint64_t disk_budget_bytes = 0;        // compact the most stale segments while over; 0 = none
   bool direct_io = false;                // O_DIRECT reads and writes (bypass the page cache)
   int queue_depth = 64;                  // reads kept in flight by one Get
-  size_t write_buffer_bytes = 4ull << 20;  // appends are issued in writes of this size
+  size_t write_buffer_bytes = 4ull << 20;  // appends are issued in writes of this size, one
+                                           // in the background while the next buffer fills
+  int threads = 1;                       // a large Put's index updates spread over these
+                                         // (SpareThreads: idle ones only)
   bool background_compaction = true;     // false: only CompactNow() compacts (tests)
   bool durable = true;                   // false: cache mode (see above): no manifest, no
                                          // fsync, sealed segments compactable at once
