@@ -29,11 +29,6 @@ __global__ void AddKernel(const float* b, size_t count, float* a) {
   if (idx < count) a[idx] += b[idx];
 }
 
-__global__ void OnesKernel(float* p, size_t n) {
-  const size_t idx = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (idx < n) p[idx] = 1.0f;
-}
-
 }  // namespace
 
 Status RowGemm(cublasHandle_t handle, bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B,
@@ -45,7 +40,7 @@ Status RowGemm(cublasHandle_t handle, bool trans_a, bool trans_b, int M, int N, 
   return Status::OK();
 }
 
-Status CublasCrossNet::Init(int max_batch, cublasHandle_t handle, cudaStream_t stream) {
+Status CublasCrossNet::Init(int max_batch, cublasHandle_t handle, cudaStream_t stream, const float* ones) {
   handle_ = handle;
   stream_ = stream;
   rank_ = net_.rank();
@@ -59,9 +54,7 @@ Status CublasCrossNet::Init(int max_batch, cublasHandle_t handle, cudaStream_t s
   STRATA_RETURN_IF_ERROR(g_.Reserve(n));
   STRATA_RETURN_IF_ERROR(dy_.Reserve(n));
   STRATA_RETURN_IF_ERROR(dt_.Reserve(static_cast<size_t>(max_batch) * (rank_ > 0 ? rank_ : 1)));
-  STRATA_RETURN_IF_ERROR(ones_.Reserve(max_batch));
-  OnesKernel<<<GridFor(max_batch), kBlock, 0, stream>>>(ones_.get(), max_batch);
-  STRATA_CUDA_LAUNCHED();
+  ones_ = ones;
   return Status::OK();
 }
 
@@ -103,7 +96,7 @@ Status CublasCrossNet::Backward(const float* params, const float* x0, int B, con
     CrossGradKernel<<<GridFor(count), kBlock, 0, stream_>>>(g, x0, y_[l].get(), count, dy, dx0);
     STRATA_CUDA_LAUNCHED();
     // db (w) = column sums of dy: dy^T (w, B; column-major view) * ones (B).
-    STRATA_CUBLAS_TRY(cublasSgemv(handle_, CUBLAS_OP_N, w, B, &one, dy, w, ones_.get(), 1, &zero,
+    STRATA_CUBLAS_TRY(cublasSgemv(handle_, CUBLAS_OP_N, w, B, &one, dy, w, ones_, 1, &zero,
                                   dparams + net_.BiasOffset(l), 1));
     if (rank_ == 0) {
       STRATA_RETURN_IF_ERROR(RowGemm(handle_, true, false, w, w, B, x, dy, false, dp));

@@ -27,8 +27,9 @@ class CublasCrossNet {
  public:
   explicit CublasCrossNet(const CrossNet& net) : net_(net) {}
 
-  // Scratch for batches of up to max_batch rows; handle: the worker's, bound to stream.
-  Status Init(int max_batch, cublasHandle_t handle, cudaStream_t stream);
+  // Scratch for batches of up to max_batch rows; handle: the worker's, bound to stream;
+  // ones: (max_batch) ones on the device, which outlive this (CublasMlp::ones).
+  Status Init(int max_batch, cublasHandle_t handle, cudaStream_t stream, const float* ones);
 
   // The last layer's output x_L (B, width), valid until the next Forward.
   Status Forward(const float* params, const float* x0, int B, const float** out);
@@ -45,7 +46,8 @@ class CublasCrossNet {
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::vector<DeviceBuffer<float>> x_, y_, t_;  // per layer: output, x W + b, low rank x U
-  DeviceBuffer<float> g_, dy_, dt_, ones_;
+  DeviceBuffer<float> g_, dy_, dt_;
+  const float* ones_ = nullptr;  // borrowed
 };
 
 }  // namespace strata::gpu

@@ -97,7 +97,7 @@ class CudaHbmPs final : public HbmPs {
       }
       if (dense_.cross()) {
         w->cross = std::make_unique<CublasCrossNet>(*dense_.cross());
-        STRATA_RETURN_IF_ERROR(w->cross->Init(max_batch_, w->mlp.handle(), w->stream));
+        STRATA_RETURN_IF_ERROR(w->cross->Init(max_batch_, w->mlp.handle(), w->stream, w->mlp.ones()));
       }
       STRATA_RETURN_IF_ERROR(w->missing.Reserve(1));
       if (!mean_.empty()) STRATA_RETURN_IF_ERROR(Upload(mean_.data(), mean_.size(), w->stream, &w->mean));

@@ -32,6 +32,8 @@ class CublasMlp {
   Status Init(int max_batch, cudaStream_t stream);
   // The handle Init made, for other products of the worker on its stream.
   cublasHandle_t handle() const { return handle_; }
+  // (max_batch) ones on the device, for other bias gradients of the worker.
+  const float* ones() const { return ones_.get(); }
 
   // logits (B, output_width) = MLP(input (B, input_width)): the logit, or a ReLU output
   // (Mlp::Output::kRelu, DLRM's bottom MLP). Keeps activations, and where logits is, for a

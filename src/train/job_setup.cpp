@@ -161,7 +161,7 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   if (!UsesCuda(o) && !o.cuda_devices.empty()) {
     return Status::InvalidArgument("--cuda-devices is for the CUDA backend (--device cuda)");
   }
-  if (UsesCuda(o)) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
+  if (UsesCuda(o) && out->placement.devices.empty()) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
   STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, out->placement, &out->hbm));
   return NewServer(o, comm->rank(), out->threads, &out->server);
 }
@@ -199,11 +199,10 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
   // The node's available memory is shared by its ranks.
   const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9
                                           : static_cast<double>(AvailableMemoryBytes()) / std::max(1, comm->local_size());
-  CudaPlacement placement;
-  if (gpu) STRATA_RETURN_IF_ERROR(comm->AgreeOn(PlaceCudaWorkers(o, *comm, &placement)));
+  if (gpu) STRATA_RETURN_IF_ERROR(comm->AgreeOn(PlaceCudaWorkers(o, *comm, &parts->placement)));  // SetUpJob keeps it
   // The plan's HBM is one worker's; workers sharing a GPU (--cuda-devices) share its memory.
-  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(placement.devices)) /
-                               std::max(1, MostWorkersOnOneDevice(placement))
+  const double hbm = gpu ? static_cast<double>(CudaMinFreeBytes(parts->placement.devices)) /
+                               std::max(1, MostWorkersOnOneDevice(parts->placement))
                          : 0;
   parts->planned_dram_bytes = static_cast<int64_t>(plan.Total(plan.dram));
   if (comm->rank() == 0) {

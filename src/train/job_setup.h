@@ -28,7 +28,8 @@ struct JobParts {
   std::unique_ptr<DirLock> checkpoint_lock;  // rank 0's claim on --checkpoint-dir
   int64_t planned_dram_bytes = 0;  // this rank's DRAM plan, after PlanJobMemory
   DensePrecision dense_precision = DensePrecision::kFp32;  // what the backend computes in
-  CudaPlacement placement;  // CUDA backend: the device of each local worker (else empty)
+  CudaPlacement placement;  // CUDA backend: the device of each local worker (else empty),
+                            // chosen by PlanJobMemory or else by SetUpJob
 };
 
 // The shard plans of the training and evaluation input (collective; first).
