@@ -19,16 +19,15 @@ BackgroundWriter::~BackgroundWriter() {
 void BackgroundWriter::Submit(int fd, const uint8_t* data, size_t bytes, uint64_t offset, const std::string& path) {
   {
     std::lock_guard lock(mu_);
-    job_ = Job{fd, data, bytes, offset, path};
-    pending_ = true;
+    jobs_.push_back(Job{fd, data, bytes, offset, path});
   }
   if (!thread_.joinable()) thread_ = std::thread(&BackgroundWriter::Loop, this);
   cv_.notify_all();
 }
 
-Status BackgroundWriter::Wait() {
+Status BackgroundWriter::Wait(size_t pending) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !pending_; });
+  cv_.wait(lock, [&] { return jobs_.size() <= pending; });
   return status_;
 }
 
@@ -36,14 +35,14 @@ void BackgroundWriter::Loop() {
   NameThisThread("ssd-writer");
   std::unique_lock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return pending_ || stop_; });
-    if (!pending_) return;  // stopped with nothing left to write
-    const Job job = job_;
+    cv_.wait(lock, [this] { return !jobs_.empty() || stop_; });
+    if (jobs_.empty()) return;  // stopped with nothing left to write
+    const Job job = jobs_.front();
     lock.unlock();
     const Status st = PwriteAll(job.fd, job.data, job.bytes, job.offset, job.path);
     lock.lock();
     if (status_.ok()) status_ = st;  // a lost write fails every later wait
-    pending_ = false;
+    jobs_.pop_front();
     cv_.notify_all();
   }
 }

@@ -1,15 +1,16 @@
-// BackgroundWriter: one positional write at a time on a thread of its own, so that whoever
-// hands it a full buffer can fill the next one while the disk takes this one (the
-// Appender's double buffering). The thread starts with the first write and ends with the
-// writer.
+// BackgroundWriter: positional writes done in the order submitted, on a thread of its own,
+// so that whoever hands it full buffers goes on filling others while the disk takes them
+// (the Appender's ring of buffers). The thread starts with the first write and ends with
+// the writer.
 //
-// Thread safety: Submit and Wait are called by one thread at a time (the owner); the
-// submitted buffer must stay unchanged until Wait returns.
+// Thread safety: Submit and Wait are called by one thread at a time (the owner); a
+// submitted buffer must stay unchanged until a Wait says its write is done.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,16 +22,16 @@ namespace strata::ssd {
 class BackgroundWriter {
  public:
   BackgroundWriter() = default;
-  ~BackgroundWriter();  // finishes the pending write, then ends the thread
+  ~BackgroundWriter();  // finishes the queued writes, then ends the thread
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  // Starts writing `bytes` of `data` at `offset` of fd (PwriteAll; errors name `path`).
-  // REQUIRES: no write pending (Wait returned since the last Submit).
+  // Queues a write of `bytes` of `data` at `offset` of fd (PwriteAll; errors name `path`).
   void Submit(int fd, const uint8_t* data, size_t bytes, uint64_t offset, const std::string& path);
-  // Waits for the pending write, if any. The first failed write's status from then on;
-  // OK while every write succeeded.
-  Status Wait();
+  // Waits until at most `pending` writes are queued or under way: every write but the
+  // last `pending` submitted is done. The first failed write's status from then on; OK
+  // while every write succeeded.
+  Status Wait(size_t pending = 0);
 
  private:
   struct Job {
@@ -44,8 +45,7 @@ class BackgroundWriter {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  Job job_;             // guarded by mu_
-  bool pending_ = false;  // guarded by mu_: job_ submitted and not yet written
+  std::deque<Job> jobs_;  // guarded by mu_: submitted and not yet written, the first under way
   bool stop_ = false;     // guarded by mu_
   Status status_;         // guarded by mu_: the first failed write's, else OK
   std::thread thread_;

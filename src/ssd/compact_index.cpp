@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <span>
 
 #include "strata/common/hash.h"
-#include "strata/common/key_groups.h"
 
 namespace strata::ssd {
 namespace {
@@ -107,20 +107,127 @@ bool CompactIndex::Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* ol
 }
 
 void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs,
-                               uint8_t* had, uint32_t* old, SpareThreads* threads) {
-  constexpr int kPartBits = 4;  // parts by the tag's top bits, which are the blocks' top bits
-  const size_t parts = n >= kKeysWorthAThread ? size_t{1} << kPartBits : 1;
-  const KeyGroups groups = GroupKeys(keys, n, parts, [&](uint64_t key) { return TagOf(key) >> (kTagBits - kPartBits) & (parts - 1); });
-  std::vector<Additions> adds(parts);
-  threads->ParallelFor(parts, [&](size_t p) {
-    std::vector<uint64_t> part(groups.order.begin() + groups.begin[p], groups.order.begin() + groups.begin[p + 1]);
-    for (uint64_t& at : part) at = keys[at];  // positions -> keys, for the prefetching walk
-    ForEachPrefetched(part.data(), part.size(), [&](size_t j) {
-      const uint32_t i = groups.order[groups.begin[p] + j];
-      had[i] = UpsertInBlock(keys[i], indexed[i] != 0, locs[i], &old[i], &adds[p]);
-    });
+                               uint8_t* had, uint32_t* old, SpareThreads* threads, const std::function<void()>& beside) {
+  if (n < kKeysWorthAThread) {  // too few keys to be worth a walk over every block
+    beside();
+    Additions add;
+    ForEachPrefetched(keys, n, [&](size_t i) { had[i] = UpsertInBlock(keys[i], indexed[i] != 0, locs[i], &old[i], &add); });
+    Commit(&add);
+    return;
+  }
+  const Batch batch{keys, indexed, had, old};
+  std::vector<uint32_t> begin;
+  std::vector<Pending> pending = GroupByBlock(keys, n, locs, &begin);
+  constexpr size_t kParts = 16;  // ranges of blocks, shared out over the threads
+  std::vector<Additions> adds(kParts);
+  threads->ParallelFor(kParts + 1, [&](size_t task) {
+    if (task == 0) return beside();  // first, so that it starts at once
+    const size_t p = task - 1;
+    constexpr size_t kBlocksAhead = 8;
+    std::vector<NewEntry> inserts;
+    const size_t first = blocks_.size() * p / kParts, last = blocks_.size() * (p + 1) / kParts;
+    for (size_t b = first; b < last; ++b) {
+      if (b + kBlocksAhead < last) PrefetchBlock(blocks_[b + kBlocksAhead]);
+      if (begin[b] == begin[b + 1]) continue;
+      MergeIntoBlock(&blocks_[b], batch, pending.data() + begin[b], begin[b + 1] - begin[b], &inserts, &adds[p]);
+    }
   });
   for (Additions& add : adds) Commit(&add);
+}
+
+// One counting sort by block, each block's keys in the batch's order: (*begin)[b] ..
+// (*begin)[b + 1] are block b's. The records carry what the walk needs, so that it reads
+// them in order.
+std::vector<CompactIndex::Pending> CompactIndex::GroupByBlock(const uint64_t* keys, size_t n, const uint32_t* locs,
+                                                              std::vector<uint32_t>* begin) const {
+  const int low_bits = kTagBits - block_bits_;
+  std::vector<uint64_t> tags(n);
+  begin->assign(blocks_.size() + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    tags[i] = TagOf(keys[i]);
+    ++(*begin)[(tags[i] >> low_bits) + 1];
+  }
+  for (size_t b = 0; b < blocks_.size(); ++b) (*begin)[b + 1] += (*begin)[b];
+  std::vector<uint32_t> at(begin->begin(), begin->end() - 1);
+  std::vector<Pending> pending(n);
+  for (size_t i = 0; i < n; ++i) pending[at[tags[i] >> low_bits]++] = Pending{tags[i], static_cast<uint32_t>(i), locs[i]};
+  return pending;
+}
+
+void CompactIndex::PrefetchBlock(const Block& b) {
+  constexpr size_t kLine = 64;
+  for (size_t at = 0; at < size_t{b.count} * kEntryBytes; at += kLine) __builtin_prefetch(b.data.get() + at);
+}
+
+// The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
+// by fingerprint, ties kept in order, then each matched against the block's entries and the
+// new ones merged in with at most one regrowth.
+void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m,
+                                  std::vector<NewEntry>* inserts, Additions* add) {
+  SortByFingerprint(pending, m);
+  inserts->clear();
+  uint8_t* d = b->data.get();
+  uint32_t at = 0;  // the block's entries before `at` hold smaller fingerprints
+  for (const Pending& q : std::span(pending, m)) {
+    const size_t i = q.i;
+    batch.had[i] = 0;
+    if (uint32_t* o = batch.indexed[i] ? Overflowed(batch.keys[i]) : nullptr) {
+      batch.had[i] = 1;
+      batch.old[i] = std::exchange(*o, q.loc);
+      continue;
+    }
+    const uint32_t fp = static_cast<uint32_t>(q.tag & kFingerprintMask);
+    while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
+    const bool in_block = at < b->count && Fingerprint(LoadEntry(d, at)) == fp;
+    const bool in_batch = !in_block && !inserts->empty() && inserts->back().fingerprint == fp;
+    if (!in_block && !in_batch) {
+      inserts->push_back(NewEntry{fp, q.loc, at});
+    } else if (!batch.indexed[i]) {  // another key holds this fingerprint
+      add->overflow.emplace_back(batch.keys[i], q.loc);
+    } else if (in_block) {  // key's own entry
+      batch.had[i] = 1;
+      batch.old[i] = Location(LoadEntry(d, at));
+      StoreEntry(d, at, fp, q.loc);
+    } else {  // an earlier key of the batch: as Upsert would, take its entry for key's own
+      batch.had[i] = 1;
+      batch.old[i] = std::exchange(inserts->back().loc, q.loc);
+    }
+  }
+  if (!inserts->empty()) MergeEntries(b, *inserts);
+  add->entries += inserts->size();
+}
+
+// Insertion sort: stable (ties keep the batch's order), and a block gets a few keys.
+void CompactIndex::SortByFingerprint(Pending* pending, size_t m) {
+  const auto before = [](const Pending& x, const Pending& y) {
+    return (x.tag & kFingerprintMask) < (y.tag & kFingerprintMask);
+  };
+  for (size_t k = 1; k < m; ++k) {
+    for (size_t j = k; j > 0 && before(pending[j], pending[j - 1]); --j) std::swap(pending[j], pending[j - 1]);
+  }
+}
+
+// Merges entries (sorted by fingerprint, none already in b) into b, from the back: each
+// run of old entries between two new ones moves up by the new ones below its end, in
+// place when b's capacity holds them all, else into a regrown array.
+void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries) {
+  const uint32_t n = b->count + static_cast<uint32_t>(entries.size());
+  uint8_t* from = b->data.get();
+  const uint32_t cap = n > b->cap ? n : b->cap;  // exact: the next large batch regrows it anyway
+  std::unique_ptr<uint8_t[]> grown = cap > b->cap ? Allocate(cap) : nullptr;
+  uint8_t* to = grown ? grown.get() : from;
+  uint32_t end = b->count;  // old entries [0, end) are not placed yet
+  for (size_t j = entries.size(); j-- > 0;) {
+    const uint32_t at = entries[j].at;
+    std::memmove(to + (at + j + 1) * kEntryBytes, from + size_t{at} * kEntryBytes, size_t{end - at} * kEntryBytes);
+    StoreEntry(to, static_cast<uint32_t>(at + j), entries[j].fingerprint, entries[j].loc);
+    end = at;
+  }
+  if (grown) {
+    std::memcpy(to, from, size_t{end} * kEntryBytes);  // the entries below every new one
+    Adopt(b, std::move(grown), cap);
+  }
+  b->count = n;
 }
 
 bool CompactIndex::UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add) {
@@ -195,8 +302,17 @@ void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
 }
 
 void CompactIndex::Reserve(Block* b, uint32_t cap) {
-  auto data = std::make_unique<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
+  std::unique_ptr<uint8_t[]> data = Allocate(cap);
   if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
+  Adopt(b, std::move(data), cap);
+}
+
+// Entries past a block's count are never read but by the masked load of the last one.
+std::unique_ptr<uint8_t[]> CompactIndex::Allocate(uint32_t cap) {
+  return std::make_unique_for_overwrite<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
+}
+
+void CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap) {
   entry_bytes_.fetch_add(size_t{cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
   if (b->data != nullptr) entry_bytes_.fetch_sub(size_t{b->cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
   b->data = std::move(data);

@@ -53,9 +53,11 @@ class CompactIndex {
   bool Upsert(uint64_t key, bool indexed, uint32_t loc, uint32_t* old);
   // Upsert of distinct keys (n): had[i] and old[i] are Upsert(keys[i], indexed[i],
   // locs[i], &old[i])'s result and old location. The entries after are those of the calls
-  // in order; a batch of kKeysWorthAThread keys or more spreads over `threads` by block.
+  // in order. A batch of kKeysWorthAThread keys or more is grouped by block and merged
+  // into each block in one walk, the blocks spread over `threads`; `beside` runs on one of
+  // them meanwhile (before a smaller batch's upserts). It must not touch the index.
   void UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs, uint8_t* had,
-                   uint32_t* old, SpareThreads* threads);
+                   uint32_t* old, SpareThreads* threads, const std::function<void()>& beside = [] {});
   // Removes key's entry and gives its location in *loc. REQUIRES: key is indexed.
   void Erase(uint64_t key, uint32_t* loc);
   // Moves key's entry from `from` to `to` if it points at `from`; returns whether it did.
@@ -92,6 +94,23 @@ class CompactIndex {
     size_t entries = 0;
     std::vector<std::pair<uint64_t, uint32_t>> overflow;
   };
+  // UpsertBatch's arguments, by the batch's positions.
+  struct Batch {
+    const uint64_t* keys;
+    const uint8_t* indexed;
+    uint8_t* had;
+    uint32_t* old;
+  };
+  struct Pending {  // a batch key bound for a block
+    uint64_t tag;
+    uint32_t i;  // its position in the batch
+    uint32_t loc;
+  };
+  struct NewEntry {
+    uint32_t fingerprint;
+    uint32_t loc;
+    uint32_t at;  // its place among the block's old entries: those before it are smaller
+  };
   struct Slot {  // where a tag's entry is, or would go, in its block
     Block* block;
     uint32_t at;
@@ -111,11 +130,22 @@ class CompactIndex {
   // Upsert within the blocks, the rest in *add. Touches only key's block (and the value
   // of key's own overflow entry).
   bool UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add);
+  // A large batch's upserts into one block (see the .cpp); pending and inserts are scratch.
+  std::vector<Pending> GroupByBlock(const uint64_t* keys, size_t n, const uint32_t* locs,
+                                    std::vector<uint32_t>* begin) const;
+  static void PrefetchBlock(const Block& b);
+  void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, std::vector<NewEntry>* inserts,
+                      Additions* add);
+  static void SortByFingerprint(Pending* pending, size_t m);
+  void MergeEntries(Block* b, const std::vector<NewEntry>& entries);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
   // Gives b room for `cap` entries, keeping its count entries.
   void Reserve(Block* b, uint32_t cap);
+  static std::unique_ptr<uint8_t[]> Allocate(uint32_t cap);
+  // b's entries become data (room for cap), its old array freed; counts the bytes.
+  void Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap);
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;

@@ -73,16 +73,15 @@ Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, boo
   return Status::OK();
 }
 
-Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<uint64_t>* bytes_written)
-    : layout_(layout),
-      buffer_units_(std::max<size_t>(1, buffer_bytes / layout.unit_bytes)),
-      bytes_written_(bytes_written),
-      bufs_{NewAlignedBuffer(buffer_units_ * layout.unit_bytes), NewAlignedBuffer(buffer_units_ * layout.unit_bytes)} {}
+Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, size_t buffers, std::atomic<uint64_t>* bytes_written)
+    : layout_(layout), buffer_units_(std::max<size_t>(1, buffer_bytes / layout.unit_bytes)), bytes_written_(bytes_written) {
+  for (size_t i = 0; i < std::max<size_t>(2, buffers); ++i) bufs_.push_back(NewAlignedBuffer(buffer_units_ * layout.unit_bytes));
+}
 
 Status Appender::Start(std::shared_ptr<Segment> seg) {
   seg_ = std::move(seg);
   first_unit_ = 0;
-  handed_units_ = 0;
+  handed_ = 0;
   flushed_records_ = 0;
   std::memset(active(), 0, buffer_units_ * layout_.unit_bytes);
   AlignedBuffer header = NewAlignedBuffer(kHeaderBytes);
@@ -102,30 +101,39 @@ Status Appender::WriteUnits(size_t units) {
 // Every record place of a full buffer is written, and the units' pads stay zero from the
 // buffers' allocation (Flush zeroes a partial unit's free places), so a buffer is reused
 // without clearing it.
-Status Appender::Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record) {
+Status Appender::AppendRun(const uint64_t* keys, uint64_t first_seq, const uint8_t* rows, size_t n, uint64_t* first) {
   const uint64_t r = seg_->records.load(std::memory_order_relaxed);
-  uint64_t unit = r / layout_.per_unit - first_unit_;
-  if (unit == buffer_units_) {
-    STRATA_RETURN_IF_ERROR(writer_.Wait());  // the other buffer is on disk: free to fill
-    const size_t bytes = buffer_units_ * layout_.unit_bytes;
-    writer_.Submit(seg_->fd, active(), bytes, kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path);
-    if (bytes_written_) *bytes_written_ += bytes;
-    handed_first_unit_ = first_unit_;
-    handed_units_ = buffer_units_;
-    active_ ^= 1;
-    first_unit_ += buffer_units_;
-    unit = 0;
+  *first = r;
+  uint64_t unit = r / layout_.per_unit - first_unit_;  // walked on, not divided again
+  size_t place = r % layout_.per_unit;
+  for (size_t i = 0; i < n; ++i) {
+    if (unit == buffer_units_) {
+      STRATA_RETURN_IF_ERROR(HandOver());
+      unit = 0;
+    }
+    uint8_t* dst = active() + unit * layout_.unit_bytes + place * layout_.record_bytes;
+    EncodeRecord(dst, keys[i], first_seq + i, rows + i * layout_.row_bytes, layout_.row_bytes);
+    seg_->records.store(r + i + 1, std::memory_order_release);
+    if (++place == layout_.per_unit) place = 0, ++unit;
   }
-  uint8_t* dst = active() + unit * layout_.unit_bytes + (r % layout_.per_unit) * layout_.record_bytes;
-  EncodeRecord(dst, key, seq, row, layout_.row_bytes);
-  seg_->records.store(r + 1, std::memory_order_release);
-  *record = r;
+  return Status::OK();
+}
+
+Status Appender::HandOver() {
+  // The next buffer, the oldest handed one once the ring is full, must be on disk first.
+  STRATA_RETURN_IF_ERROR(writer_.Wait(bufs_.size() - 2));
+  const size_t bytes = buffer_units_ * layout_.unit_bytes;
+  writer_.Submit(seg_->fd, active(), bytes, kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path);
+  if (bytes_written_) *bytes_written_ += bytes;
+  handed_ = std::min(handed_ + 1, bufs_.size() - 1);
+  active_ = (active_ + 1) % bufs_.size();
+  first_unit_ += buffer_units_;
   return Status::OK();
 }
 
 Status Appender::Flush() {
   STRATA_RETURN_IF_ERROR(writer_.Wait());
-  handed_units_ = 0;
+  handed_ = 0;
   const uint64_t r = seg_->records.load(std::memory_order_relaxed);
   const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
   if (r == flushed_records_ || end_unit == first_unit_) return Status::OK();
@@ -152,8 +160,9 @@ const uint8_t* Appender::Buffered(uint64_t record) const {
   const uint8_t* buf;
   if (unit >= first_unit_) {
     buf = active() + (unit - first_unit_) * layout_.unit_bytes;
-  } else if (handed_units_ > 0 && unit >= handed_first_unit_) {
-    buf = bufs_[active_ ^ 1].get() + (unit - handed_first_unit_) * layout_.unit_bytes;
+  } else if (unit + handed_ * buffer_units_ >= first_unit_) {
+    const size_t back = (first_unit_ - 1 - unit) / buffer_units_ + 1;
+    buf = handed(back) + (unit - (first_unit_ - back * buffer_units_)) * layout_.unit_bytes;
   } else {
     return nullptr;
   }

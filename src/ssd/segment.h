@@ -1,14 +1,14 @@
 // Segment: one open SSD-PS segment file and its counters. Appender: turns a stream of
 // records into large unit-aligned writes to one segment at a time (format in
-// strata/ssd/ssd_format.h), with two buffers: a full one is written in the background
-// while appends fill the other, and reads of records not yet on disk (in either buffer,
-// including the last partial unit) are served from memory. ScanSegment: the one
+// strata/ssd/ssd_format.h), with a ring of buffers: full ones are written in the
+// background, in order, while appends fill the next, and reads of records not yet on disk
+// (in any buffer, including the last partial unit) are served from memory. ScanSegment: the one
 // sequential read-and-check of a segment's records, shared by recovery and compaction.
 //
 // Thread safety: a Segment's fd is immutable and may be used by any thread; `records` and
 // `durable` are atomics written by the one thread that appends or commits; `live` is
 // guarded by the store's index lock. An Appender is used by one thread at a time (its
-// writer thread only reads the buffer it was handed).
+// writer thread only reads the buffers it was handed).
 #pragma once
 
 #include <atomic>
@@ -66,17 +66,22 @@ Status ScanSegment(const Segment& seg, const RecordLayout& layout, uint64_t reco
 
 class Appender {
  public:
-  // Each of the two buffers holds buffer_bytes rounded down to whole units (at least one).
-  // bytes_written, if given, is advanced by every byte handed to the disk.
-  Appender(const RecordLayout& layout, size_t buffer_bytes, std::atomic<uint64_t>* bytes_written);
+  // `buffers` (at least 2) buffers, each of buffer_bytes rounded down to whole units (at
+  // least one). bytes_written, if given, is advanced by every byte handed to the disk.
+  Appender(const RecordLayout& layout, size_t buffer_bytes, size_t buffers, std::atomic<uint64_t>* bytes_written);
 
   // Starts appending to an empty segment: writes its header. REQUIRES: the last segment
   // was flushed.
   Status Start(std::shared_ptr<Segment> seg);
   // Appends one record; *record is its number in the segment. When the buffer is full it
-  // is handed to the background write (after the previous one finished: its error, if
-  // any, is returned here).
-  Status Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record);
+  // is handed to the background write, and the next buffer of the ring is filled once
+  // its own write is done (a failed write's error is returned here).
+  Status Append(uint64_t key, uint64_t seq, const uint8_t* row, uint64_t* record) {
+    return AppendRun(&key, seq, row, 1, record);
+  }
+  // Appends n records: keys[i] with sequence number first_seq + i and row rows + i *
+  // row_bytes becomes record *first + i. REQUIRES: the segment has room for them.
+  Status AppendRun(const uint64_t* keys, uint64_t first_seq, const uint8_t* rows, size_t n, uint64_t* first);
   // Waits for the background write, then writes every buffered record, the partial last
   // unit's free record places zeroed. On return every appended record is on disk.
   Status Flush();
@@ -87,17 +92,22 @@ class Appender {
 
  private:
   uint8_t* active() const { return bufs_[active_].get(); }
+  // The buffer handed `back` hand-overs ago (1: the last one)
+  uint8_t* handed(size_t back) const { return bufs_[(active_ + bufs_.size() - back) % bufs_.size()].get(); }
   Status WriteUnits(size_t units);
+  // Hands the full active buffer to the background write and fills the other.
+  Status HandOver();
 
   const RecordLayout layout_;
   const size_t buffer_units_;
   std::atomic<uint64_t>* bytes_written_;
-  AlignedBuffer bufs_[2];
-  int active_ = 0;                // the buffer appends fill
+  std::vector<AlignedBuffer> bufs_;
+  size_t active_ = 0;             // the buffer appends fill
   std::shared_ptr<Segment> seg_;
   uint64_t first_unit_ = 0;       // unit number of the active buffer's first unit
-  uint64_t handed_first_unit_ = 0;  // the other buffer's first unit, when it holds records
-  size_t handed_units_ = 0;         // units it holds that may not be on disk yet (0: none)
+  size_t handed_ = 0;             // full buffers before the active one, with units
+                                  // [first_unit_ - handed_ * buffer_units_, first_unit_),
+                                  // that may not be on disk yet
   uint64_t flushed_records_ = 0;  // records already written by the last Flush
   BackgroundWriter writer_;       // last: it finishes with the buffers and segment still alive
 };

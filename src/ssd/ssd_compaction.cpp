@@ -153,7 +153,7 @@ uint64_t SsdStoreImpl::CompactionTarget(uint64_t live_keys) const {
 }
 
 uint64_t SsdStoreImpl::OutputExtent(uint64_t records) const {
-  const uint64_t per_segment = (opts_.segment_bytes - kHeaderBytes) / layout_.unit_bytes * layout_.per_unit;
+  const uint64_t per_segment = layout_.RecordsWithin(opts_.segment_bytes);
   const uint64_t full = records / per_segment, rest = records % per_segment;
   return full * layout_.ExtentBytes(per_segment) + (rest > 0 ? layout_.ExtentBytes(rest) : 0);
 }
@@ -218,7 +218,7 @@ Status SsdStoreImpl::CopyLive(const Segment& v, const RecordChunk& c, Round* rou
 
 Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint32_t from, Round* round) {
   const SegmentPtr& cur = round->out.segment();
-  if (cur == nullptr || layout_.ExtentBytes(cur->records + 1) > opts_.segment_bytes) {
+  if (cur == nullptr || cur->records >= layout_.RecordsWithin(opts_.segment_bytes)) {
     if (cur != nullptr) STRATA_RETURN_IF_ERROR(round->out.Flush());
     SegmentPtr seg;
     STRATA_RETURN_IF_ERROR(NewSegment(&seg));

@@ -23,7 +23,7 @@ SsdStoreImpl::SsdStoreImpl(const SsdOptions& opts)
     : opts_(opts),
       layout_(RecordLayout::For(opts.row_bytes)),
       index_threads_(opts.threads),
-      user_(layout_, opts.write_buffer_bytes, &bytes_written_) {}
+      user_(layout_, opts.write_buffer_bytes, opts.write_buffers, &bytes_written_) {}
 
 SsdStoreImpl::~SsdStoreImpl() {
   {
@@ -332,7 +332,7 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   return st;
 }
 
-Status SsdStoreImpl::RollUserSegment() {
+Status SsdStoreImpl::RollUserSegment(SegmentPtr next) {
   if (const SegmentPtr& cur = user_.segment()) {
     STRATA_RETURN_IF_ERROR(user_.Flush());
     if (opts_.durable) {
@@ -342,9 +342,54 @@ Status SsdStoreImpl::RollUserSegment() {
       rolled_.push_back(cur);  // sealed by Put once the index points at its records
     }
   }
-  SegmentPtr seg;
-  STRATA_RETURN_IF_ERROR(NewSegment(&seg));
-  return user_.Start(std::move(seg));
+  return user_.Start(std::move(next));
+}
+
+// Every record's location is known before it is appended, so that the index can learn
+// them beside the appends: the segments a put fills (the user segment's room first, then
+// new ones, created here) and how many records each takes.
+Status SsdStoreImpl::PlanAppends(size_t n, uint32_t* locs, std::vector<AppendRun>* plan) {
+  const uint64_t per_segment = layout_.RecordsWithin(opts_.segment_bytes);
+  SegmentPtr seg = user_.segment();
+  uint64_t first = seg ? seg->records.load(std::memory_order_relaxed) : per_segment;
+  for (size_t i = 0; i < n;) {
+    if (first >= per_segment) {
+      STRATA_RETURN_IF_ERROR(NewSegment(&seg));
+      first = 0;
+    }
+    const size_t run = std::min<uint64_t>(n - i, per_segment - first);
+    for (size_t j = 0; j < run; ++j) locs[i + j] = codec_.Make(seg->slot, first + j);
+    plan->push_back(AppendRun{seg, run});
+    i += run;
+    first += run;
+  }
+  return Status::OK();
+}
+
+Status SsdStoreImpl::AppendPlanned(const std::vector<AppendRun>& plan, const uint64_t* keys, const uint8_t* rows) {
+  size_t i = 0;
+  for (const AppendRun& run : plan) {
+    if (run.segment != user_.segment()) STRATA_RETURN_IF_ERROR(RollUserSegment(run.segment));
+    uint64_t first = 0;  // as planned: the plan started where the segment's records end
+    STRATA_RETURN_IF_ERROR(user_.AppendRun(keys + i, next_seq_, rows + i * opts_.row_bytes, run.records, &first));
+    next_seq_ += run.records;
+    i += run.records;
+  }
+  return Status::OK();
+}
+
+// Puts back the entries a failed put changed: its keys' locations name records that may
+// never have been written.
+void SsdStoreImpl::UndoUpserts(const uint64_t* keys, size_t n, const uint32_t* locs, const uint8_t* had,
+                               const uint32_t* old) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t loc = 0;
+    if (had[i]) {
+      index_.ReplaceIf(keys[i], locs[i], old[i]);
+    } else {
+      index_.Erase(keys[i], &loc);
+    }
+  }
 }
 
 Status SsdStoreImpl::InStore(const uint64_t* keys, size_t n, uint8_t* in_store) {
@@ -361,25 +406,22 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
 Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) {
   STRATA_RETURN_IF_ERROR(error());
   std::vector<uint32_t> locs(n);
+  std::vector<AppendRun> plan;
   std::unique_lock append_lock(append_mu_);
-  for (size_t i = 0; i < n; ++i) {
-    const Segment* seg = user_.segment().get();
-    if (seg == nullptr || layout_.ExtentBytes(seg->records + 1) > opts_.segment_bytes) {
-      Status st = RollUserSegment();
-      if (!st.ok()) return KeepError(st);
-      seg = user_.segment().get();
-    }
-    uint64_t rec = 0;
-    Status st = user_.Append(keys[i], next_seq_++, rows + i * opts_.row_bytes, &rec);
-    if (!st.ok()) return KeepError(st);
-    locs[i] = codec_.Make(seg->slot, rec);
-  }
-  append_lock.unlock();
+  Status st = PlanAppends(n, locs.data(), &plan);
+  if (!st.ok()) return KeepError(st);
   {
     std::vector<uint8_t> had(n);
     std::vector<uint32_t> old(n);
+    // A Get looks locations up under index_mu_, so it sees the new ones only once the
+    // records they name are appended too.
     std::unique_lock lk(index_mu_);
-    index_.UpsertBatch(keys, n, in_store, locs.data(), had.data(), old.data(), &index_threads_);
+    index_.UpsertBatch(keys, n, in_store, locs.data(), had.data(), old.data(), &index_threads_,
+                       [&] { st = AppendPlanned(plan, keys, rows); });
+    if (!st.ok()) {
+      UndoUpserts(keys, n, locs.data(), had.data(), old.data());
+      return KeepError(st);
+    }
     for (size_t i = 0; i < n; ++i) {
       if (had[i]) --slots_[codec_.Slot(old[i])]->live;
       ++slots_[codec_.Slot(locs[i])]->live;

@@ -80,7 +80,15 @@ class SsdStoreImpl final : public SsdStore {
   Status SlotsExhausted() const;         // no location can name another segment
   Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
-  Status RollUserSegment();
+  // Flushes the user segment (sealed, or left to Put to seal) and starts appending to next.
+  Status RollUserSegment(SegmentPtr next);
+  struct AppendRun {
+    SegmentPtr segment;
+    size_t records;
+  };
+  Status PlanAppends(size_t n, uint32_t* locs, std::vector<AppendRun>* plan);
+  Status AppendPlanned(const std::vector<AppendRun>& plan, const uint64_t* keys, const uint8_t* rows);
+  void UndoUpserts(const uint64_t* keys, size_t n, const uint32_t* locs, const uint8_t* had, const uint32_t* old);
   Status KeepError(const Status& st);    // records the first error, returns it
   Status error() const;
   bool shutting_down() const;
@@ -121,7 +129,7 @@ class SsdStoreImpl final : public SsdStore {
       uint32_t from, to;  // locations: the victim's record and its copy
     };
     Round(const RecordLayout& layout, size_t buffer_bytes, uint64_t sync_epoch)
-        : out(layout, buffer_bytes, &out_bytes), epoch(sync_epoch) {}
+        : out(layout, buffer_bytes, SsdOptions::kCompactionWriteBuffers, &out_bytes), epoch(sync_epoch) {}
     std::atomic<uint64_t> out_bytes{0};
     Appender out;
     std::vector<SegmentPtr> outputs;

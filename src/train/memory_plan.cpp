@@ -10,6 +10,7 @@
 #include "strata/model/dense_model.h"
 #include "strata/model/optimizer.h"
 #include "strata/ssd/ssd_format.h"
+#include "strata/ssd/ssd_store.h"
 #include "train/pass_reader.h"
 
 namespace strata {
@@ -93,6 +94,7 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
     const double budget = o.mem_cache_gb * 1e9;
     p.dram.push_back({"MEM-PS cache", std::min(budget, model * (rb + kMemPsRowOverheadBytes)), "--mem-cache-gb"});
     p.dram.push_back({"SSD-PS index and the MEM-PS's filter", model * (kSsdIndexBytesPerKey + kWrittenFilterBytesPerKey), ""});
+    p.dram.push_back({"SSD-PS write buffers", static_cast<double>(SsdOptions().write_buffer_total()), ""});
     const double records = model * (rb + ssd::kRecordOverhead);
     p.disk.push_back({"SSD-PS (at most 2x live rows + one segment)", 2 * records + o.ssd_segment_mb * (1 << 20), "--ssd-dir"});
   } else {

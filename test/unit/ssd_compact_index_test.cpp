@@ -19,10 +19,10 @@ namespace strata::ssd {
 namespace {
 
 // Two distinct keys with the same 40-bit tag (block and fingerprint): found by a birthday
-// search over 0, 1, 2, ... (deterministic; about a million keys).
-std::pair<uint64_t, uint64_t> CollidingKeys() {
+// search over from, from + 1, ... (deterministic; about a million keys).
+std::pair<uint64_t, uint64_t> CollidingKeys(uint64_t from = 0) {
   std::unordered_map<uint64_t, uint64_t> by_tag;
-  for (uint64_t key = 0;; ++key) {
+  for (uint64_t key = from;; ++key) {
     auto [it, fresh] = by_tag.emplace(Mix64(key) >> 24, key);
     if (!fresh) return {it->second, key};
   }
@@ -68,10 +68,12 @@ TEST_CASE("ssd: compact index maps every key through growth, overwrites and spli
 }
 
 TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upserts in order leave") {
-  // Three batches of 100k keys: new keys with a colliding pair's first key, then new keys
-  // with its second (the overflow map), then overwrites of every 5th earlier key and of
-  // both colliding keys beside new ones. Same results key by key, same entries after.
+  // Three batches of 100k keys: new keys with a colliding pair's first key and both keys
+  // of a second pair, then new keys with the first pair's second (the overflow map), then
+  // overwrites of every 5th earlier key and of the four colliding keys beside new ones.
+  // Same results key by key, same entries after.
   const auto [a, b] = CollidingKeys();
+  const auto [c, d] = CollidingKeys(b + 1);
   const auto key_of = [](uint64_t i) { return (i + 1) * 0x9e3779b97f4a7c15ull; };
   CompactIndex serial, batched;
   SpareThreads threads(2);
@@ -86,7 +88,8 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
       indexed.push_back(overwrite);
     }
     if (round < 2) keys.push_back(round == 0 ? a : b), indexed.push_back(0);
-    if (round == 2) keys.insert(keys.end(), {a, b}), indexed.insert(indexed.end(), {1, 1});
+    if (round == 0) keys.insert(keys.end(), {c, d}), indexed.insert(indexed.end(), {0, 0});
+    if (round == 2) keys.insert(keys.end(), {a, b, c, d}), indexed.insert(indexed.end(), {1, 1, 1, 1});
     std::vector<uint32_t> locs(keys.size()), old(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
     std::vector<uint8_t> had(keys.size());
@@ -106,7 +109,7 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
     wrong += !serial.Find(key_of(i), &want) || !batched.Find(key_of(i), &got) || want != got;
   }
   CHECK(wrong == 0);
-  for (const uint64_t k : {a, b}) {
+  for (const uint64_t k : {a, b, c, d}) {
     uint32_t want = 0, got = 0;
     REQUIRE(serial.Find(k, &want));
     REQUIRE(batched.Find(k, &got));

@@ -1,7 +1,9 @@
 // SSD-PS on a full disk: a forked child caps its file size with RLIMIT_FSIZE (writes past
 // it fail with EFBIG, as on a full filesystem) and keeps writing until the store reports
-// it; the error must name the file, reads must keep working, later writes must return the
-// kept error, and a reopen must find every synced row.
+// it; the error must name the file, reads must keep working and see every accepted put
+// (none of the failed one, also when its index updates ran beside its appends: a batch of
+// kKeysWorthAThread keys or more), later writes must return the kept error, and a reopen
+// must find every synced row.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -9,18 +11,23 @@
 #include <unistd.h>
 
 #include "ssd_test_util.h"
+#include "strata/common/spare_threads.h"
 
 namespace strata::ssd_test {
 namespace {
 
 constexpr size_t kRowBytes = 64;
-constexpr uint64_t kKeys = 3000;
 
-// Round 0 writes every key; round r > 0 rewrites 500 of them with version r + 1.
-std::vector<uint64_t> RoundKeys(uint64_t r) {
+struct Rounds {
+  uint64_t keys;       // written by round 0
+  uint64_t rewritten;  // by each later round
+};
+
+// Round 0 writes every key; round r > 0 rewrites `rewritten` of them with version r + 1.
+std::vector<uint64_t> RoundKeys(const Rounds& shape, uint64_t r) {
   std::vector<uint64_t> keys;
-  const uint64_t n = r == 0 ? kKeys : 500;
-  for (uint64_t i = 0; i < n; ++i) keys.push_back(r == 0 ? i : (r * 500 + i) % kKeys);
+  const uint64_t n = r == 0 ? shape.keys : shape.rewritten;
+  for (uint64_t i = 0; i < n; ++i) keys.push_back(r == 0 ? i : (r * shape.rewritten + i) % shape.keys);
   return keys;
 }
 
@@ -32,7 +39,7 @@ SsdOptions DiskFullOptions(const std::string& dir) {
 
 // Exit codes: 0 all checks held; 10+ which check failed. Reports lines on `report_fd`:
 // "synced <rounds>" after each completed Sync, "fail <why>" before a failing exit.
-[[noreturn]] void RunChild(const std::string& dir, int report_fd) {
+[[noreturn]] void RunChild(const std::string& dir, const Rounds& shape, int report_fd) {
   auto fail = [&](int code, const std::string& why) {
     const std::string line = "fail " + why + "\n";
     (void)!::write(report_fd, line.data(), line.size());
@@ -48,7 +55,7 @@ SsdOptions DiskFullOptions(const std::string& dir) {
       const rlimit lim{300 << 10, 300 << 10};
       if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) fail(11, "setrlimit failed");
     }
-    const std::vector<uint64_t> keys = RoundKeys(r);
+    const std::vector<uint64_t> keys = RoundKeys(shape, r);
     std::vector<uint8_t> rows(keys.size() * kRowBytes);
     for (size_t i = 0; i < keys.size(); ++i) {
       std::memcpy(rows.data() + i * kRowBytes, RowFor(keys[i], r + 1, kRowBytes).data(), kRowBytes);
@@ -69,7 +76,7 @@ SsdOptions DiskFullOptions(const std::string& dir) {
     fail(15, "error names no file: " + err.ToString());
   }
   // Reads keep working and see every accepted Put.
-  std::vector<uint64_t> keys = RoundKeys(0);
+  std::vector<uint64_t> keys = RoundKeys(shape, 0);
   std::vector<uint8_t> rows(keys.size() * kRowBytes), found(keys.size());
   if (!store->Get(keys.data(), keys.size(), rows.data(), found.data()).ok()) fail(16, "get failed");
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -83,12 +90,10 @@ SsdOptions DiskFullOptions(const std::string& dir) {
   _exit(0);
 }
 
-}  // namespace
-
-TEST_CASE("ssd: a full disk gives a clear error and loses no synced row") {
+void CheckDiskFull(const Rounds& shape) {
   TempDir dir;
   int from_child = -1;
-  const pid_t pid = ForkChild(&from_child, [&](int to_parent) { RunChild(dir.store(), to_parent); });
+  const pid_t pid = ForkChild(&from_child, [&](int to_parent) { RunChild(dir.store(), shape, to_parent); });
   int wstatus = 0;
   REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
   std::string report;
@@ -105,10 +110,20 @@ TEST_CASE("ssd: a full disk gives a clear error and loses no synced row") {
 
   Model model;
   for (uint64_t r = 0; r < synced; ++r) {
-    for (uint64_t key : RoundKeys(r)) model[key] = RowFor(key, r + 1, kRowBytes);
+    for (uint64_t key : RoundKeys(shape, r)) model[key] = RowFor(key, r + 1, kRowBytes);
   }
   auto store = OpenOrDie(DiskFullOptions(dir.store()));
   ExpectMatches(*store, model);
+}
+
+}  // namespace
+
+TEST_CASE("ssd: a full disk gives a clear error and loses no synced row") {
+  CheckDiskFull(Rounds{3000, 500});
+}
+
+TEST_CASE("ssd: a full disk under puts large enough to index beside their appends") {
+  CheckDiskFull(Rounds{2 * kKeysWorthAThread, kKeysWorthAThread});
 }
 
 }  // namespace strata::ssd_test

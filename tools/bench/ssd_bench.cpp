@@ -4,12 +4,13 @@
 // filters and no compression. Workload: --keys rows of 64 bytes loaded (synced at the
 // end), then rounds of one batched get of --batch distinct keys drawn Zipf(1.05) over the
 // key space (hot ranks scattered over the keys) followed by a batched put of the same keys
-// with new values and a sync (RocksDB: a WriteBatch written with sync=true). SSD-PS writes
-// with PutKnown, told which keys it holds: by the round's get, and none while loading, as
-// the MEM-PS tells it in training (RocksDB needs no such hint: its puts are blind). Rounds run
-// until SSD-PS's compactor has completed 3 compaction cycles (a cycle: one background run
-// that picked victims, rewrote them and committed), or exactly --rounds when given; RocksDB
-// runs the same rounds on the same keys. The last line is, for scripts:
+// with new values and a sync (RocksDB: a WriteBatch written with sync=true). The clocks
+// time the stores' calls, not the making of the rows. SSD-PS writes with PutKnown, told
+// which keys it holds: by the round's get, and none while loading, as the MEM-PS tells it
+// in training (RocksDB needs no such hint: its puts are blind). Rounds run until SSD-PS's
+// compactor has completed 3 compaction cycles (a cycle: one background run that picked
+// victims, rewrote them and committed), or exactly --rounds when given; RocksDB runs the
+// same rounds on the same keys. The last line is, for scripts:
 //   ssd_bench: get_ratio=X put_ratio=Y space_amp=Z write_amp=W index_bytes_per_key=I
 // (ratios are SSD-PS keys/s over RocksDB's; the rest are SSD-PS's own, the index bytes as
 // its index allocated them).
@@ -99,6 +100,13 @@ void FillRow(uint8_t* row, uint64_t key, uint64_t version) {
   for (size_t i = 16; i < kRowBytes; ++i) row[i] = static_cast<uint8_t>(key * 31 + version + i);
 }
 
+// The rows a put writes, made before its clock starts: the stores' time is theirs alone.
+std::vector<uint8_t> RowsOf(const std::vector<uint64_t>& keys, uint64_t version) {
+  std::vector<uint8_t> rows(keys.size() * kRowBytes);
+  for (size_t i = 0; i < keys.size(); ++i) FillRow(rows.data() + i * kRowBytes, keys[i], version);
+  return rows;
+}
+
 // The disk's own sequential write bandwidth: O_DIRECT 4 MiB writes, then fdatasync.
 double DiskWriteBandwidth(const std::string& dir, uint64_t bytes) {
   const std::string path = dir + "/seqwrite.tmp";
@@ -129,8 +137,9 @@ struct Result {
 class Workload {
  public:
   virtual ~Workload() = default;
-  // after_get: keys are those of the last Get (a round), else new (the load).
-  virtual void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool after_get) = 0;
+  // rows: keys.size() rows of kRowBytes. after_get: keys are those of the last Get (a
+  // round), else new (the load).
+  virtual void Put(const std::vector<uint64_t>& keys, const std::vector<uint8_t>& rows, bool sync, bool after_get) = 0;
   virtual void Get(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) = 0;
   virtual uint64_t Compactions() = 0;
 };
@@ -141,11 +150,9 @@ class SsdWorkload final : public Workload {
     const strata::Status st = strata::OpenSsdStore(o, &store_);
     if (!st.ok()) Die(st.ToString());
   }
-  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool after_get) override {
-    rows_.resize(keys.size() * kRowBytes);
-    for (size_t i = 0; i < keys.size(); ++i) FillRow(rows_.data() + i * kRowBytes, keys[i], version);
+  void Put(const std::vector<uint64_t>& keys, const std::vector<uint8_t>& rows, bool sync, bool after_get) override {
     if (!after_get) found_.assign(keys.size(), 0);
-    Check(store_->PutKnown(keys.data(), keys.size(), rows_.data(), found_.data()));
+    Check(store_->PutKnown(keys.data(), keys.size(), rows.data(), found_.data()));
     if (sync) Check(store_->Sync());
   }
   void Get(const std::vector<uint64_t>& keys, std::vector<uint8_t>* rows) override {
@@ -158,7 +165,7 @@ class SsdWorkload final : public Workload {
  private:
   static void Check(const strata::Status& st) { if (!st.ok()) Die(st.ToString()); }
   std::unique_ptr<strata::SsdStore> store_;
-  std::vector<uint8_t> rows_, found_;
+  std::vector<uint8_t> found_;
 };
 
 class RocksWorkload final : public Workload {
@@ -179,13 +186,12 @@ class RocksWorkload final : public Workload {
     if (!st.ok()) Die("rocksdb open " + dir + ": " + st.ToString());
     db_.reset(db);
   }
-  void Put(const std::vector<uint64_t>& keys, uint64_t version, bool sync, bool) override {
+  void Put(const std::vector<uint64_t>& keys, const std::vector<uint8_t>& rows, bool sync, bool) override {
     rocksdb::WriteBatch batch;
-    uint8_t row[kRowBytes];
-    for (uint64_t k : keys) {
-      FillRow(row, k, version);
-      const uint64_t be = __builtin_bswap64(k);
-      batch.Put(rocksdb::Slice(reinterpret_cast<const char*>(&be), 8), rocksdb::Slice(reinterpret_cast<const char*>(row), kRowBytes));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const uint64_t be = __builtin_bswap64(keys[i]);
+      batch.Put(rocksdb::Slice(reinterpret_cast<const char*>(&be), 8),
+                rocksdb::Slice(reinterpret_cast<const char*>(rows.data() + i * kRowBytes), kRowBytes));
     }
     rocksdb::WriteOptions w;
     w.sync = sync;
@@ -224,13 +230,14 @@ class RocksWorkload final : public Workload {
 Result Run(Workload& w, uint64_t n, size_t batch, int rounds, int until_cycles, uint64_t seed, int* rounds_run) {
   Result r;
   std::vector<uint64_t> keys;
-  auto t = Clock::now();
   for (uint64_t at = 0; at < n; at += batch) {
     keys.resize(std::min<uint64_t>(batch, n - at));
     std::iota(keys.begin(), keys.end(), at);
-    w.Put(keys, 0, at + batch >= n, false);
+    const std::vector<uint8_t> rows = RowsOf(keys, 0);
+    const auto t = Clock::now();
+    w.Put(keys, rows, at + batch >= n, false);
+    r.load_secs += Since(t);
   }
-  r.load_secs = Since(t);
   uint64_t mult = 2654435761ull;
   while (std::gcd(mult, n) != 1) mult += 2;
   Zipf zipf(n, 1.05);
@@ -240,12 +247,13 @@ Result Run(Workload& w, uint64_t n, size_t batch, int rounds, int until_cycles, 
   for (; rounds > 0 ? round < rounds : (w.Compactions() < static_cast<uint64_t>(until_cycles) && round < 1000); ++round) {
     keys = DrawRound(zipf, rng, n, mult, batch);
     rows.assign(keys.size() * kRowBytes, 0);
-    t = Clock::now();
+    auto t = Clock::now();
     w.Get(keys, &rows);
     r.get_secs += Since(t);
     for (size_t i = 0; i < keys.size(); ++i) r.bad_rows += std::memcmp(rows.data() + i * kRowBytes, &keys[i], 8) != 0;
+    const std::vector<uint8_t> put_rows = RowsOf(keys, static_cast<uint64_t>(round) + 1);
     t = Clock::now();
-    w.Put(keys, static_cast<uint64_t>(round) + 1, true, true);
+    w.Put(keys, put_rows, true, true);
     r.put_secs += Since(t);
     r.gets += keys.size();
     r.puts += keys.size();

@@ -83,6 +83,8 @@ struct RecordLayout {
   uint64_t ExtentBytes(uint64_t n) const {
     return kHeaderBytes + (n + per_unit - 1) / per_unit * unit_bytes;
   }
+  // The most records whose extent fits in `bytes` (a segment's).
+  uint64_t RecordsWithin(uint64_t bytes) const { return (bytes - kHeaderBytes) / unit_bytes * per_unit; }
 };
 
 // "seg-000012.dat"; returns 0 from ParseSegmentFileName when `name` is not one.

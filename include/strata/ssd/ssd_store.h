@@ -72,8 +72,11 @@ struct SsdOptions {
   uint64_t disk_budget_bytes = 0;        // compact the most stale segments while over; 0 = none
   bool direct_io = false;                // O_DIRECT reads and writes (bypass the page cache)
   int queue_depth = 64;                  // reads kept in flight by one Get
-  size_t write_buffer_bytes = 4ull << 20;  // appends are issued in writes of this size, one
-                                           // in the background while the next buffer fills
+  size_t write_buffer_bytes = 4ull << 20;  // appends are issued in writes of this size, in
+  size_t write_buffers = 8;                // the background while the next of these fills
+  static constexpr size_t kCompactionWriteBuffers = 2;  // a compaction's own appends'
+  // DRAM the write buffers take: the appends' ring and a compaction's.
+  size_t write_buffer_total() const { return (write_buffers + kCompactionWriteBuffers) * write_buffer_bytes; }
   int threads = 1;                       // a large Put's index updates spread over these
                                          // (SpareThreads: idle ones only)
   bool background_compaction = true;     // false: only CompactNow() compacts (tests)
