@@ -22,6 +22,7 @@
 #include "strata/model/dense_model.h"
 #include "strata/model/pooling.h"
 #include "strata/model/optimizer.h"
+#include "strata/model/update_kernels.h"
 
 namespace strata {
 namespace {
@@ -201,13 +202,12 @@ class HostHbmPs final : public HbmPs {
     w->input.assign(static_cast<size_t>(B) * in, 0.0f);
     const auto& ids = w->index.local_ids();
     const auto& rows = w->index.rows();
+    const auto add = Kernels().add;
     for (int i = 0; i < B; ++i) {
       float* x = &w->input[static_cast<size_t>(i) * in];
       for (int s = 0; s < S; ++s) {
-        float* out = x + s * dim;
         for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
-          const float* e = RowLayout::Embedding(rows[ids[j]]);
-          for (int d = 0; d < dim; ++d) out[d] += e[d];
+          add(x + s * dim, RowLayout::Embedding(rows[ids[j]]), static_cast<size_t>(dim));
         }
       }
       std::memcpy(x + S * dim, &batch.dense[static_cast<size_t>(i) * batch.num_dense],
@@ -225,12 +225,12 @@ class HostHbmPs final : public HbmPs {
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
     const auto& ids = w.index.local_ids();
+    const auto add = Kernels().add;
     for (int i = 0; i < batch.num_examples; ++i) {
       const float* dx = &w.dinput[static_cast<size_t>(i) * in];
       for (int s = 0; s < S; ++s) {
         for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
-          float* g = &out->grads[static_cast<size_t>(ids[j]) * dim];
-          for (int d = 0; d < dim; ++d) g[d] += dx[s * dim + d];
+          add(&out->grads[static_cast<size_t>(ids[j]) * dim], dx + s * dim, static_cast<size_t>(dim));
         }
       }
     }

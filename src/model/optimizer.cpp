@@ -1,5 +1,6 @@
 // Host optimizers: row initialisation, the sparse row step and the dense Adam/SGD step,
-// all built on the per-coordinate functions of update_math.h.
+// all built on the per-coordinate functions of update_math.h (Adagrad's and Adam's loops
+// through the CPU's vector kernels, update_kernels.h).
 #include "strata/model/optimizer.h"
 
 #include <cassert>
@@ -8,6 +9,7 @@
 
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
+#include "strata/model/update_kernels.h"
 #include "strata/model/update_math.h"
 
 namespace strata {
@@ -38,7 +40,7 @@ void ApplySparseRow(const ModelSpec& spec, float lr, float* embedding, float* st
   const int dim = spec.row_dim();
   switch (spec.sparse_optimizer) {
     case SparseOptimizerKind::kAdagrad:
-      for (int c = 0; c < dim; ++c) AdagradUpdate(&embedding[c], &state[c], grad[c], lr);
+      Kernels().adagrad(embedding, state, grad, static_cast<size_t>(dim), lr);
       break;
     case SparseOptimizerKind::kSgd:
       for (int c = 0; c < dim; ++c) SgdUpdate(&embedding[c], grad[c], lr);
@@ -72,9 +74,7 @@ void DenseOptimizer::Step(float* params, const float* grad, size_t n) {
     case DenseOptimizerKind::kAdam: {
       const AdamStepScalars k =
           MakeAdamStepScalars(lr_, kAdamBeta1, kAdamBeta2, kAdamEps, steps_);
-      float* m = m_.data();
-      float* v = v_.data();
-      for (size_t i = 0; i < n; ++i) AdamUpdate(&params[i], &m[i], &v[i], grad[i], k);
+      Kernels().adam(params, m_.data(), v_.data(), grad, n, k);
       break;
     }
     case DenseOptimizerKind::kSgd:

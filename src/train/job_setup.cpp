@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "model/bf16_gemm.h"
+#include "strata/common/cpu_isa.h"
 #include "strata/common/process_memory.h"
 #include "strata/common/row.h"
 #include "strata/data/chunk_reader.h"
@@ -168,10 +169,10 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 
 void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
   const std::string widths = o.input.WidthsText();
-  fmt::print("{}: {} ranks x {} workers ({} model{}, {} backend{}, {} threads/rank, {}, rows of {} B with {} state{}), {} train lines, "
-             "{} eval lines\n",
+  fmt::print("{}: {} ranks x {} workers ({} model{}, {} backend{}, {} threads/rank, {} kernels, {}, rows of {} B with {} state{}), "
+             "{} train lines, {} eval lines\n",
              program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), widths.empty() ? "" : ", " + widths, p.hbm->name(),
-             p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads,
+             p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads, CpuIsaName(DetectedIsa()),
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
              RowLayoutOf(o.model).bytes(), SparseOptimizerName(o.model.sparse_optimizer),

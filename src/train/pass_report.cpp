@@ -72,7 +72,7 @@ Status PassReporter::Finish(const JobTotals& t, const PassStats& eval) {
   int64_t wire[2] = {t.mpi_bytes_train, t.mpi_lower_bound};  // job-wide
   STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(wire, 2));
   if (comm_->rank() != 0) return Status::OK();
-  const double eps = t.wall_s > 0 ? t.examples_here / t.wall_s : 0;
+  const double eps = t.train_s > 0 ? t.examples_here / t.train_s : 0;
   const double train_logloss = t.examples_here ? t.loss_here / t.examples_here : 0.0;
   std::string line = fmt::format("done: {} passes, {} steps, {} examples, {:.0f} ex/s, {} keys, train logloss {:.5f}",
                                  t.passes, t.steps, t.examples, eps, t.keys, train_logloss);
@@ -82,7 +82,7 @@ Status PassReporter::Finish(const JobTotals& t, const PassStats& eval) {
   if (metrics_.path().empty()) return Status::OK();
   JsonRecord r;
   r.Add("type", "final").Add("passes", t.passes).Add("steps", t.steps).Add("examples", t.examples)
-      .Add("examples_per_s", eps).Add("wall_s", t.wall_s).Add("keys", t.keys)
+      .Add("examples_per_s", eps).Add("train_s", t.train_s).Add("wall_s", t.wall_s).Add("keys", t.keys)
       .Add("train_logloss", train_logloss).Add("mpi_bytes", comm_->bytes_sent())
       .Add("ranks", t.ranks).Add("workers", t.workers).Add("peak_rss_bytes", rss[0])
       .Add("planned_dram_bytes", rss[1]).Add("mpi_bytes_job", wire[0]).Add("mpi_bytes_lower_bound", wire[1]);

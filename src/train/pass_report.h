@@ -20,7 +20,8 @@ struct JobTotals {
   int64_t steps = 0, examples = 0, keys = 0;
   int64_t examples_here = 0;   // trained by this job (a resumed job excludes the earlier part)
   double loss_here = 0;        // their summed logloss
-  double wall_s = 0;
+  double wall_s = 0;           // the whole job's, from start-up to the final evaluation
+  double train_s = 0;          // its passes' (read, pull, steps, push-back): examples/s
   int ranks = 1, workers = 1;
   int64_t planned_dram_bytes = 0;  // this rank's memory plan (train/memory_plan.h)
   int64_t mpi_bytes_train = 0;     // this rank's MPI bytes sent in training, every communicator

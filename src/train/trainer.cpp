@@ -101,6 +101,7 @@ class Job {
       PassStats st;
       STRATA_RETURN_IF_ERROR(TrainPass(pipeline, &pass, &st));
       st.wall_s = pass_watch.Seconds();
+      train_s_ += st.wall_s;
       Advance(pass, st);
       if (parts_.has_eval && o_.eval_every_passes > 0 && progress_.passes % o_.eval_every_passes == 0) {
         STRATA_RETURN_IF_ERROR(Evaluate(&st));
@@ -193,6 +194,7 @@ class Job {
   Status Finish(const PassStats& eval) {
     JobTotals t;
     t.wall_s = watch_.Seconds();
+    t.train_s = train_s_;
     t.passes = progress_.passes;
     t.steps = progress_.steps;
     t.examples = progress_.examples;
@@ -219,6 +221,7 @@ class Job {
   const TrainOptions& o_;
   Comm* comm_;
   const Stopwatch watch_;
+  double train_s_ = 0;  // the passes' wall time
   JobParts parts_;
   std::unique_ptr<ParamExchange> exchange_;  // the Train stage's, on comm_
   std::unique_ptr<StepLoop> steps_;

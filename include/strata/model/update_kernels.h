@@ -1,0 +1,31 @@
+// UpdateKernels: the host's loops over spans of coordinates (sum pooling and its scatter,
+// sparse Adagrad rows, the dense Adam step), each compiled for the build's baseline and for
+// AVX2 and AVX-512 from one source (the optimizers: the per-coordinate functions of
+// update_math.h), without FMA contraction, so every variant rounds as the baseline does,
+// bit for bit (the CUDA kernels too).
+// Kernels() is the set for DetectedIsa() (strata/common/cpu_isa.h). Pure functions;
+// thread-safe.
+#pragma once
+
+#include <cstddef>
+
+#include "strata/common/cpu_isa.h"
+#include "strata/model/update_math.h"
+
+namespace strata {
+
+struct UpdateKernels {
+  // to[i] += from[i] for i < n. The spans do not overlap.
+  void (*add)(float* to, const float* from, size_t n);
+  // AdagradUpdate(&w[i], &s[i], g[i], lr) for i < n. The spans do not overlap.
+  void (*adagrad)(float* w, float* s, const float* g, size_t n, float lr);
+  // AdamUpdate(&w[i], &m[i], &v[i], g[i], k) for i < n. The spans do not overlap.
+  void (*adam)(float* w, float* m, float* v, const float* g, size_t n, const AdamStepScalars& k);
+};
+
+// The variant for isa. REQUIRES: the CPU runs it (SupportedIsas).
+const UpdateKernels& UpdateKernelsFor(CpuIsa isa);
+// The variant for DetectedIsa().
+const UpdateKernels& Kernels();
+
+}  // namespace strata

@@ -1,0 +1,45 @@
+// CpuIsa: what the CPU runs (cpuid through GCC's __builtin_cpu_supports) and STRATA_ISA.
+#include "strata/common/cpu_isa.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace strata {
+namespace {
+
+CpuIsa Cap() {
+  const char* want = std::getenv("STRATA_ISA");
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (want != nullptr && std::strcmp(want, CpuIsaName(isa)) == 0) return isa;
+  }
+  return CpuIsa::kAvx512;
+}
+
+}  // namespace
+
+const char* CpuIsaName(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx2:
+      return "avx2";
+    case CpuIsa::kAvx512:
+      return "avx512";
+    case CpuIsa::kBaseline:
+      break;
+  }
+  return "baseline";
+}
+
+std::vector<CpuIsa> SupportedIsas() {
+  std::vector<CpuIsa> isas{CpuIsa::kBaseline};
+  if (__builtin_cpu_supports("avx2")) isas.push_back(CpuIsa::kAvx2);
+  if (__builtin_cpu_supports("avx512f")) isas.push_back(CpuIsa::kAvx512);
+  return isas;
+}
+
+CpuIsa DetectedIsa() {
+  static const CpuIsa isa = std::min(SupportedIsas().back(), Cap());
+  return isa;
+}
+
+}  // namespace strata

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The optimizers' vector kernels (strata/model/update_kernels.h) chosen by the CPU: a run
+# on each instruction set this CPU has (STRATA_ISA=baseline, avx2, avx512) trains bitwise
+# the same model, for sparse Adagrad with dense Adam, on 2 ranks; the start line names the
+# set in use.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+dir=$(scratch); trap 'rm -rf "$dir"' EXIT
+"$DATAGEN" --out-dir "$dir/data" --train-rows 20000 --eval-rows 4000 --cardinality 2000 --seed 5 >/dev/null
+isas=(baseline)
+grep -qw avx2 /proc/cpuinfo && isas+=(avx2)
+grep -qw avx512f /proc/cpuinfo && isas+=(avx512)
+for isa in "${isas[@]}"; do
+  STRATA_ISA=$isa run_logged "$dir/$isa.log" "run on $isa" \
+    $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags --threads 1 --pass-examples 5000 \
+    --sparse-optimizer adagrad --dense-optimizer adam --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
+    --metrics-out "$dir/$isa.jsonl" --export-rows "$dir/rows-$isa"
+  grep -q "threads/rank, $isa kernels" "$dir/$isa.log" || die_with_log "$dir/$isa.log" "the start line does not name $isa kernels"
+  echo "$isa: eval logloss $(json_field "$dir/$isa.jsonl" eval_logloss)"
+done
+for isa in "${isas[@]:1}"; do
+  [ "$(json_field "$dir/$isa.jsonl" eval_logloss)" = "$(json_field "$dir/baseline.jsonl" eval_logloss)" ] \
+    || die "eval logloss on $isa differs from the baseline's"
+  /usr/bin/python3 test/e2e/compare_rows.py "$dir/rows-baseline" "$dir/rows-$isa" 0 \
+    || die "rows trained on $isa differ from the baseline's"
+done
+echo "ok: ${isas[*]}: the same model bit for bit"

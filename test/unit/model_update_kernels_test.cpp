@@ -1,0 +1,73 @@
+// UpdateKernels on every instruction set this CPU runs: bit for bit the per-coordinate
+// functions of update_math.h (the baseline's loop), on spans of every length around the
+// vector widths and at unaligned starts; and the set Kernels() chose is one the CPU runs.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "strata/common/cpu_isa.h"
+#include "strata/model/update_kernels.h"
+
+namespace strata {
+namespace {
+
+std::vector<float> Uniform(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+constexpr size_t kLengths[] = {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000};
+
+}  // namespace
+
+TEST_CASE("model: the vector kernels of every instruction set round as the per-coordinate functions") {
+  const std::vector<CpuIsa> isas = SupportedIsas();
+  REQUIRE(isas.front() == CpuIsa::kBaseline);
+  bool chosen_supported = false;
+  for (CpuIsa isa : isas) chosen_supported |= isa == DetectedIsa();
+  CHECK(chosen_supported);
+  for (CpuIsa isa : isas) {
+    CAPTURE(CpuIsaName(isa));
+    const UpdateKernels& k = UpdateKernelsFor(isa);
+    for (size_t n : kLengths) {
+      for (size_t offset : {0, 1, 3}) {  // unaligned starts
+        CAPTURE(n);
+        CAPTURE(offset);
+        const size_t total = n + offset;
+        const std::vector<float> g = Uniform(total, -1.0f, 1.0f, 1);
+        std::vector<float> sum = Uniform(total, -1.0f, 1.0f, 6), want_sum = sum;
+        for (size_t i = offset; i < total; ++i) want_sum[i] += g[i];
+        k.add(sum.data() + offset, g.data() + offset, n);
+        CHECK(SameBits(sum, want_sum));
+
+        std::vector<float> w = Uniform(total, -0.5f, 0.5f, 2), s = Uniform(total, 0.01f, 2.0f, 3);
+        std::vector<float> want_w = w, want_s = s;
+        for (size_t i = offset; i < total; ++i) AdagradUpdate(&want_w[i], &want_s[i], g[i], 0.05f);
+        k.adagrad(w.data() + offset, s.data() + offset, g.data() + offset, n, 0.05f);
+        CHECK(SameBits(w, want_w));
+        CHECK(SameBits(s, want_s));
+
+        const AdamStepScalars scalars = MakeAdamStepScalars(0.001f, 0.9f, 0.999f, 1e-8f, 7);
+        std::vector<float> m = Uniform(total, -0.1f, 0.1f, 4), v = Uniform(total, 0.0f, 0.01f, 5);
+        std::vector<float> want_m = m, want_v = v;
+        want_w = w;
+        for (size_t i = offset; i < total; ++i) AdamUpdate(&want_w[i], &want_m[i], &want_v[i], g[i], scalars);
+        k.adam(w.data() + offset, m.data() + offset, v.data() + offset, g.data() + offset, n, scalars);
+        CHECK(SameBits(w, want_w));
+        CHECK(SameBits(m, want_m));
+        CHECK(SameBits(v, want_v));
+      }
+    }
+  }
+}
+
+}  // namespace strata
