@@ -7,6 +7,7 @@
 #include <span>
 
 #include "strata/common/hash.h"
+#include "strata/common/key_groups.h"
 
 namespace strata::ssd {
 namespace {
@@ -135,22 +136,18 @@ void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* in
   for (Additions& add : adds) Commit(&add);
 }
 
-// One counting sort by block, each block's keys in the batch's order: (*begin)[b] ..
-// (*begin)[b + 1] are block b's. The records carry what the walk needs, so that it reads
-// them in order.
+// The batch grouped by block (GroupRecords), each block's keys in the batch's order:
+// (*begin)[b] .. (*begin)[b + 1] are block b's. The records carry what the walk needs, so
+// that it reads them in order.
 std::vector<CompactIndex::Pending> CompactIndex::GroupByBlock(const uint64_t* keys, size_t n, const uint32_t* locs,
                                                               std::vector<uint32_t>* begin) const {
   const int low_bits = kTagBits - block_bits_;
   std::vector<uint64_t> tags(n);
-  begin->assign(blocks_.size() + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    tags[i] = TagOf(keys[i]);
-    ++(*begin)[(tags[i] >> low_bits) + 1];
-  }
-  for (size_t b = 0; b < blocks_.size(); ++b) (*begin)[b + 1] += (*begin)[b];
-  std::vector<uint32_t> at(begin->begin(), begin->end() - 1);
-  std::vector<Pending> pending(n);
-  for (size_t i = 0; i < n; ++i) pending[at[tags[i] >> low_bits]++] = Pending{tags[i], static_cast<uint32_t>(i), locs[i]};
+  for (size_t i = 0; i < n; ++i) tags[i] = TagOf(keys[i]);
+  std::vector<Pending> pending;
+  *begin = GroupRecords(
+      n, blocks_.size(), [&](size_t i) { return tags[i] >> low_bits; },
+      [&](size_t i) { return Pending{tags[i], static_cast<uint32_t>(i), locs[i]}; }, &pending);
   return pending;
 }
 

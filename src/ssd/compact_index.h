@@ -26,7 +26,8 @@
 // is indexed (an absent key would take another's entry).
 //
 // Thread safety: none; SsdStore guards it with its index lock. UpsertBatch spreads one
-// batch over threads itself: each takes the keys of a range of blocks.
+// large batch over threads itself: it groups the keys by block and each thread merges
+// them into a range of blocks.
 #pragma once
 
 #include <atomic>

@@ -348,7 +348,7 @@ Status SsdStoreImpl::RollUserSegment(SegmentPtr next) {
 // Every record's location is known before it is appended, so that the index can learn
 // them beside the appends: the segments a put fills (the user segment's room first, then
 // new ones, created here) and how many records each takes.
-Status SsdStoreImpl::PlanAppends(size_t n, uint32_t* locs, std::vector<AppendRun>* plan) {
+Status SsdStoreImpl::PlanAppends(size_t n, uint32_t* locs, std::vector<PlannedRun>* plan) {
   const uint64_t per_segment = layout_.RecordsWithin(opts_.segment_bytes);
   SegmentPtr seg = user_.segment();
   uint64_t first = seg ? seg->records.load(std::memory_order_relaxed) : per_segment;
@@ -359,19 +359,20 @@ Status SsdStoreImpl::PlanAppends(size_t n, uint32_t* locs, std::vector<AppendRun
     }
     const size_t run = std::min<uint64_t>(n - i, per_segment - first);
     for (size_t j = 0; j < run; ++j) locs[i + j] = codec_.Make(seg->slot, first + j);
-    plan->push_back(AppendRun{seg, run});
+    plan->push_back(PlannedRun{seg, run, first});
     i += run;
     first += run;
   }
   return Status::OK();
 }
 
-Status SsdStoreImpl::AppendPlanned(const std::vector<AppendRun>& plan, const uint64_t* keys, const uint8_t* rows) {
+Status SsdStoreImpl::AppendPlanned(const std::vector<PlannedRun>& plan, const uint64_t* keys, const uint8_t* rows) {
   size_t i = 0;
-  for (const AppendRun& run : plan) {
+  for (const PlannedRun& run : plan) {
     if (run.segment != user_.segment()) STRATA_RETURN_IF_ERROR(RollUserSegment(run.segment));
-    uint64_t first = 0;  // as planned: the plan started where the segment's records end
+    uint64_t first = 0;
     STRATA_RETURN_IF_ERROR(user_.AppendRun(keys + i, next_seq_, rows + i * opts_.row_bytes, run.records, &first));
+    assert(first == run.first);  // the locations the index learned
     next_seq_ += run.records;
     i += run.records;
   }
@@ -406,7 +407,7 @@ Status SsdStoreImpl::Put(const uint64_t* keys, size_t n, const uint8_t* rows) {
 Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* rows, const uint8_t* in_store) {
   STRATA_RETURN_IF_ERROR(error());
   std::vector<uint32_t> locs(n);
-  std::vector<AppendRun> plan;
+  std::vector<PlannedRun> plan;
   std::unique_lock append_lock(append_mu_);
   Status st = PlanAppends(n, locs.data(), &plan);
   if (!st.ok()) return KeepError(st);

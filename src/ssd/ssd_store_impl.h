@@ -8,10 +8,12 @@
 //   manifest_mu_  serializes manifest commits (Sync, compaction) and the segment-set
 //                 changes that go with them; held across the commit's file I/O.
 //   append_mu_    user_: held by Put across its appends and by Get while it copies
-//                 records still in user_'s buffer (Sync and Scan, which no Get runs
+//                 records still in user_'s buffers (Sync and Scan, which no Get runs
 //                 beside, flush without it).
 //   index_mu_     (shared) index_, slots_ and every Segment::live. Gets hold it shared
-//                 only while looking up locations, never across disk reads.
+//                 only while looking up locations, never across disk reads; Put holds it
+//                 across its upserts and the appends that run beside them, so a Get sees
+//                 a new location only once its record is appended.
 //   mu_           background-thread state and bg_error_.
 // The rest of the append path (unsynced_, rolled_, next_seq_) belongs to the caller of
 // Put/Sync, which is serialized externally.
@@ -82,12 +84,13 @@ class SsdStoreImpl final : public SsdStore {
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
   // Flushes the user segment (sealed, or left to Put to seal) and starts appending to next.
   Status RollUserSegment(SegmentPtr next);
-  struct AppendRun {
+  struct PlannedRun {  // records a put appends to one segment
     SegmentPtr segment;
     size_t records;
+    uint64_t first;  // the first one's record number
   };
-  Status PlanAppends(size_t n, uint32_t* locs, std::vector<AppendRun>* plan);
-  Status AppendPlanned(const std::vector<AppendRun>& plan, const uint64_t* keys, const uint8_t* rows);
+  Status PlanAppends(size_t n, uint32_t* locs, std::vector<PlannedRun>* plan);
+  Status AppendPlanned(const std::vector<PlannedRun>& plan, const uint64_t* keys, const uint8_t* rows);
   void UndoUpserts(const uint64_t* keys, size_t n, const uint32_t* locs, const uint8_t* had, const uint32_t* old);
   Status KeepError(const Status& st);    // records the first error, returns it
   Status error() const;
