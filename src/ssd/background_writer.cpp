@@ -21,6 +21,7 @@ void BackgroundWriter::Submit(int fd, const uint8_t* data, size_t bytes, uint64_
     std::lock_guard lock(mu_);
     jobs_.push_back(Job{fd, data, bytes, offset, path});
   }
+  ++submitted_;
   if (!thread_.joinable()) thread_ = std::thread(&BackgroundWriter::Loop, this);
   cv_.notify_all();
 }
@@ -29,6 +30,11 @@ Status BackgroundWriter::Wait(size_t pending) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return jobs_.size() <= pending; });
   return status_;
+}
+
+bool BackgroundWriter::Done(uint64_t ticket) {
+  std::lock_guard lock(mu_);
+  return done_ >= ticket && status_.ok();
 }
 
 void BackgroundWriter::Loop() {
@@ -43,6 +49,7 @@ void BackgroundWriter::Loop() {
     lock.lock();
     if (status_.ok()) status_ = st;  // a lost write fails every later wait
     jobs_.pop_front();
+    ++done_;
     cv_.notify_all();
   }
 }

@@ -3,8 +3,8 @@
 // (the Appender's ring of buffers). The thread starts with the first write and ends with
 // the writer.
 //
-// Thread safety: Submit and Wait are called by one thread at a time (the owner); a
-// submitted buffer must stay unchanged until a Wait says its write is done.
+// Thread safety: the calls are made by one thread at a time (the owner); a submitted buffer
+// must stay unchanged until a Wait or Done says its write is done.
 #pragma once
 
 #include <condition_variable>
@@ -32,6 +32,10 @@ class BackgroundWriter {
   // last `pending` submitted is done. The first failed write's status from then on; OK
   // while every write succeeded.
   Status Wait(size_t pending = 0);
+  // Writes submitted so far: a ticket for Done.
+  uint64_t submitted() const { return submitted_; }
+  // Whether the first `ticket` writes submitted are done, and every write so far succeeded.
+  bool Done(uint64_t ticket);
 
  private:
   struct Job {
@@ -48,6 +52,8 @@ class BackgroundWriter {
   std::deque<Job> jobs_;  // guarded by mu_: submitted and not yet written, the first under way
   bool stop_ = false;     // guarded by mu_
   Status status_;         // guarded by mu_: the first failed write's, else OK
+  uint64_t done_ = 0;     // guarded by mu_: writes finished
+  uint64_t submitted_ = 0;  // the owner's
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <latch>
 #include <span>
 
 #include "strata/common/hash.h"
@@ -116,39 +117,53 @@ void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* in
     Commit(&add);
     return;
   }
-  const Batch batch{keys, indexed, had, old};
-  std::vector<uint32_t> begin;
-  std::vector<Pending> pending = GroupByBlock(keys, n, locs, &begin);
+  const Batch batch{keys, had, old};
+  Grouped grouped;
+  std::latch is_grouped(1);
   constexpr size_t kParts = 16;  // ranges of blocks, shared out over the threads
   std::vector<Additions> adds(kParts);
-  threads->ParallelFor(kParts + 1, [&](size_t task) {
-    if (task == 0) return beside();  // first, so that it starts at once
-    const size_t p = task - 1;
-    constexpr size_t kBlocksAhead = 8;
-    std::vector<NewEntry> inserts;
-    const size_t first = blocks_.size() * p / kParts, last = blocks_.size() * (p + 1) / kParts;
-    for (size_t b = first; b < last; ++b) {
-      if (b + kBlocksAhead < last) PrefetchBlock(blocks_[b + kBlocksAhead]);
-      if (begin[b] == begin[b + 1]) continue;
-      MergeIntoBlock(&blocks_[b], batch, pending.data() + begin[b], begin[b + 1] - begin[b], &inserts, &adds[p]);
+  // Tasks are taken in order: `beside` first, so that it starts at once, then the grouping
+  // beside it, which the parts wait for (a serial run has finished it by then).
+  threads->ParallelFor(kParts + 2, [&](size_t task) {
+    if (task == 0) return beside();
+    if (task == 1) {
+      grouped = GroupByBlock(keys, n, indexed, locs);
+      std::memset(had, 0, n);  // here in order; the walks set the keys they find, out of order
+      return is_grouped.count_down();
     }
+    is_grouped.wait();
+    adds[task - 2] = MergePart(task - 2, kParts, batch, grouped);
   });
   for (Additions& add : adds) Commit(&add);
 }
 
-// The batch grouped by block (GroupRecords), each block's keys in the batch's order:
-// (*begin)[b] .. (*begin)[b + 1] are block b's. The records carry what the walk needs, so
-// that it reads them in order.
-std::vector<CompactIndex::Pending> CompactIndex::GroupByBlock(const uint64_t* keys, size_t n, const uint32_t* locs,
-                                                              std::vector<uint32_t>* begin) const {
+// The batch grouped by block (GroupRecords), each block's keys in the batch's order. The
+// records carry what the walk reads, so that it reads them in order, not at the batch's
+// positions.
+CompactIndex::Grouped CompactIndex::GroupByBlock(const uint64_t* keys, size_t n, const uint8_t* indexed,
+                                                 const uint32_t* locs) const {
   const int low_bits = kTagBits - block_bits_;
   std::vector<uint64_t> tags(n);
   for (size_t i = 0; i < n; ++i) tags[i] = TagOf(keys[i]);
-  std::vector<Pending> pending;
-  *begin = GroupRecords(
+  Grouped g;
+  g.begin = GroupRecords(
       n, blocks_.size(), [&](size_t i) { return tags[i] >> low_bits; },
-      [&](size_t i) { return Pending{tags[i], static_cast<uint32_t>(i), locs[i]}; }, &pending);
-  return pending;
+      [&](size_t i) { return Pending{tags[i], indexed[i] != 0, static_cast<uint32_t>(i), locs[i]}; }, &g.pending);
+  return g;
+}
+
+// Part p of `parts` equal ranges of blocks, each block's keys merged in one walk.
+CompactIndex::Additions CompactIndex::MergePart(size_t p, size_t parts, const Batch& batch, Grouped& grouped) {
+  constexpr size_t kBlocksAhead = 8;
+  PartScratch scratch;
+  const std::vector<uint32_t>& begin = grouped.begin;
+  const size_t first = blocks_.size() * p / parts, last = blocks_.size() * (p + 1) / parts;
+  for (size_t b = first; b < last; ++b) {
+    if (b + kBlocksAhead < last) PrefetchBlock(blocks_[b + kBlocksAhead]);
+    if (begin[b] == begin[b + 1]) continue;
+    MergeIntoBlock(&blocks_[b], batch, grouped.pending.data() + begin[b], begin[b + 1] - begin[b], &scratch);
+  }
+  return std::move(scratch.add);
 }
 
 void CompactIndex::PrefetchBlock(const Block& b) {
@@ -159,16 +174,16 @@ void CompactIndex::PrefetchBlock(const Block& b) {
 // The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
 // by fingerprint, ties kept in order, then each matched against the block's entries and the
 // new ones merged in with at most one regrowth.
-void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m,
-                                  std::vector<NewEntry>* inserts, Additions* add) {
+void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch) {
   SortByFingerprint(pending, m);
+  std::vector<NewEntry>* inserts = &scratch->inserts;
+  Additions* add = &scratch->add;
   inserts->clear();
   uint8_t* d = b->data.get();
   uint32_t at = 0;  // the block's entries before `at` hold smaller fingerprints
   for (const Pending& q : std::span(pending, m)) {
     const size_t i = q.i;
-    batch.had[i] = 0;
-    if (uint32_t* o = batch.indexed[i] ? Overflowed(batch.keys[i]) : nullptr) {
+    if (uint32_t* o = q.indexed ? Overflowed(batch.keys[i]) : nullptr) {
       batch.had[i] = 1;
       batch.old[i] = std::exchange(*o, q.loc);
       continue;
@@ -179,7 +194,7 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
     const bool in_batch = !in_block && !inserts->empty() && inserts->back().fingerprint == fp;
     if (!in_block && !in_batch) {
       inserts->push_back(NewEntry{fp, q.loc, at});
-    } else if (!batch.indexed[i]) {  // another key holds this fingerprint
+    } else if (!q.indexed) {  // another key holds this fingerprint
       add->overflow.emplace_back(batch.keys[i], q.loc);
     } else if (in_block) {  // key's own entry
       batch.had[i] = 1;
@@ -190,7 +205,7 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
       batch.old[i] = std::exchange(inserts->back().loc, q.loc);
     }
   }
-  if (!inserts->empty()) MergeEntries(b, *inserts);
+  if (!inserts->empty()) MergeEntries(b, *inserts, &scratch->arrays);
   add->entries += inserts->size();
 }
 
@@ -207,11 +222,11 @@ void CompactIndex::SortByFingerprint(Pending* pending, size_t m) {
 // Merges entries (sorted by fingerprint, none already in b) into b, from the back: each
 // run of old entries between two new ones moves up by the new ones below its end, in
 // place when b's capacity holds them all, else into a regrown array.
-void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries) {
+void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays) {
   const uint32_t n = b->count + static_cast<uint32_t>(entries.size());
   uint8_t* from = b->data.get();
   const uint32_t cap = n > b->cap ? n : b->cap;  // exact: the next large batch regrows it anyway
-  std::unique_ptr<uint8_t[]> grown = cap > b->cap ? Allocate(cap) : nullptr;
+  std::unique_ptr<uint8_t[]> grown = cap > b->cap ? arrays->Take(cap) : nullptr;
   uint8_t* to = grown ? grown.get() : from;
   uint32_t end = b->count;  // old entries [0, end) are not placed yet
   for (size_t j = entries.size(); j-- > 0;) {
@@ -222,7 +237,8 @@ void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries) 
   }
   if (grown) {
     std::memcpy(to, from, size_t{end} * kEntryBytes);  // the entries below every new one
-    Adopt(b, std::move(grown), cap);
+    const uint32_t old_cap = b->cap;
+    arrays->Give(old_cap, Adopt(b, std::move(grown), cap));
   }
   b->count = n;
 }
@@ -309,11 +325,24 @@ std::unique_ptr<uint8_t[]> CompactIndex::Allocate(uint32_t cap) {
   return std::make_unique_for_overwrite<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
 }
 
-void CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap) {
+std::unique_ptr<uint8_t[]> CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap) {
   entry_bytes_.fetch_add(size_t{cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
   if (b->data != nullptr) entry_bytes_.fetch_sub(size_t{b->cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
-  b->data = std::move(data);
   b->cap = cap;
+  return std::exchange(b->data, std::move(data));
+}
+
+std::unique_ptr<uint8_t[]> CompactIndex::Recycler::Take(uint32_t cap) {
+  if (cap >= free_.size() || free_[cap].empty()) return Allocate(cap);
+  std::unique_ptr<uint8_t[]> data = std::move(free_[cap].back());
+  free_[cap].pop_back();
+  return data;
+}
+
+void CompactIndex::Recycler::Give(uint32_t cap, std::unique_ptr<uint8_t[]> data) {
+  if (data == nullptr || cap >= kMaxCap) return;  // freed here
+  if (cap >= free_.size()) free_.resize(cap + 1);
+  free_[cap].push_back(std::move(data));
 }
 
 // Block i becomes blocks 2i and 2i+1 by the fingerprint bit below the block bits; entries

@@ -95,22 +95,45 @@ class CompactIndex {
     size_t entries = 0;
     std::vector<std::pair<uint64_t, uint32_t>> overflow;
   };
-  // UpsertBatch's arguments, by the batch's positions.
+  // UpsertBatch's arguments, by the batch's positions, that the walks read or write
+  // only for the keys they find.
   struct Batch {
     const uint64_t* keys;
-    const uint8_t* indexed;
     uint8_t* had;
     uint32_t* old;
   };
-  struct Pending {  // a batch key bound for a block
-    uint64_t tag;
+  struct Pending {  // a batch key bound for a block, with what its walk reads of it
+    uint64_t tag : 63;
+    uint64_t indexed : 1;
     uint32_t i;  // its position in the batch
     uint32_t loc;
+  };
+  struct Grouped {  // a large batch by block: pending[begin[b] .. begin[b + 1]) are block b's
+    std::vector<Pending> pending;
+    std::vector<uint32_t> begin;
   };
   struct NewEntry {
     uint32_t fingerprint;
     uint32_t loc;
     uint32_t at;  // its place among the block's old entries: those before it are smaller
+  };
+  // Entry arrays a part of a large batch replaced, by capacity, for the part's later blocks
+  // to take instead of allocating: a load regrows most blocks once a batch, to sizes that
+  // repeat from block to block, and a heap's small-size caches hold only a few arrays
+  // each. What is left is freed with the part.
+  class Recycler {
+   public:
+    std::unique_ptr<uint8_t[]> Take(uint32_t cap);
+    void Give(uint32_t cap, std::unique_ptr<uint8_t[]> data);
+
+   private:
+    static constexpr uint32_t kMaxCap = 512;  // beyond any block's usual size
+    std::vector<std::vector<std::unique_ptr<uint8_t[]>>> free_;  // by capacity
+  };
+  struct PartScratch {  // what one part of a large batch reuses from block to block
+    std::vector<NewEntry> inserts;
+    Recycler arrays;
+    Additions add;
   };
   struct Slot {  // where a tag's entry is, or would go, in its block
     Block* block;
@@ -131,22 +154,21 @@ class CompactIndex {
   // Upsert within the blocks, the rest in *add. Touches only key's block (and the value
   // of key's own overflow entry).
   bool UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add);
-  // A large batch's upserts into one block (see the .cpp); pending and inserts are scratch.
-  std::vector<Pending> GroupByBlock(const uint64_t* keys, size_t n, const uint32_t* locs,
-                                    std::vector<uint32_t>* begin) const;
+  Grouped GroupByBlock(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs) const;
+  // A large batch's upserts into one part of the blocks (see the .cpp); sorts its pending.
+  Additions MergePart(size_t p, size_t parts, const Batch& batch, Grouped& grouped);
   static void PrefetchBlock(const Block& b);
-  void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, std::vector<NewEntry>* inserts,
-                      Additions* add);
+  void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
   static void SortByFingerprint(Pending* pending, size_t m);
-  void MergeEntries(Block* b, const std::vector<NewEntry>& entries);
+  void MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
   // Gives b room for `cap` entries, keeping its count entries.
   void Reserve(Block* b, uint32_t cap);
   static std::unique_ptr<uint8_t[]> Allocate(uint32_t cap);
-  // b's entries become data (room for cap), its old array freed; counts the bytes.
-  void Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap);
+  // b's entries become data (room for cap); returns its old array. Counts the bytes.
+  std::unique_ptr<uint8_t[]> Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap);
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;

@@ -76,12 +76,31 @@ Status OpenSegmentFile(const std::string& dir, uint64_t number, bool create, boo
 Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, size_t buffers, std::atomic<uint64_t>* bytes_written)
     : layout_(layout), buffer_units_(std::max<size_t>(1, buffer_bytes / layout.unit_bytes)), bytes_written_(bytes_written) {
   for (size_t i = 0; i < std::max<size_t>(2, buffers); ++i) bufs_.push_back(NewAlignedBuffer(buffer_units_ * layout.unit_bytes));
+  held_.resize(bufs_.size());
 }
 
 Status Appender::Start(std::shared_ptr<Segment> seg) {
+  handed_ = 0;
+  return Begin(std::move(seg));
+}
+
+Status Appender::Roll(std::shared_ptr<Segment> next, uint64_t* ticket) {
+  if (seg_ != nullptr) {
+    const uint64_t r = seg_->records.load(std::memory_order_relaxed);
+    const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
+    if (r != flushed_records_ && end_unit > first_unit_) {
+      const size_t units = static_cast<size_t>(end_unit - first_unit_);
+      ZeroPartialUnit(units);
+      STRATA_RETURN_IF_ERROR(HandOver(units));
+    }
+  }
+  *ticket = writer_.submitted();
+  return Begin(std::move(next));
+}
+
+Status Appender::Begin(std::shared_ptr<Segment> seg) {
   seg_ = std::move(seg);
   first_unit_ = 0;
-  handed_ = 0;
   flushed_records_ = 0;
   std::memset(active(), 0, buffer_units_ * layout_.unit_bytes);
   AlignedBuffer header = NewAlignedBuffer(kHeaderBytes);
@@ -108,7 +127,7 @@ Status Appender::AppendRun(const uint64_t* keys, uint64_t first_seq, const uint8
   size_t place = r % layout_.per_unit;
   for (size_t i = 0; i < n; ++i) {
     if (unit == buffer_units_) {
-      STRATA_RETURN_IF_ERROR(HandOver());
+      STRATA_RETURN_IF_ERROR(HandOver(buffer_units_));
       unit = 0;
     }
     uint8_t* dst = active() + unit * layout_.unit_bytes + place * layout_.record_bytes;
@@ -119,15 +138,16 @@ Status Appender::AppendRun(const uint64_t* keys, uint64_t first_seq, const uint8
   return Status::OK();
 }
 
-Status Appender::HandOver() {
+Status Appender::HandOver(size_t units) {
   // The next buffer, the oldest handed one once the ring is full, must be on disk first.
   STRATA_RETURN_IF_ERROR(writer_.Wait(bufs_.size() - 2));
-  const size_t bytes = buffer_units_ * layout_.unit_bytes;
+  const size_t bytes = units * layout_.unit_bytes;
   writer_.Submit(seg_->fd, active(), bytes, kHeaderBytes + first_unit_ * layout_.unit_bytes, seg_->path);
   if (bytes_written_) *bytes_written_ += bytes;
+  held_[active_] = Held{seg_->number, first_unit_, units};
   handed_ = std::min(handed_ + 1, bufs_.size() - 1);
   active_ = (active_ + 1) % bufs_.size();
-  first_unit_ += buffer_units_;
+  first_unit_ += units;
   return Status::OK();
 }
 
@@ -138,10 +158,7 @@ Status Appender::Flush() {
   const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
   if (r == flushed_records_ || end_unit == first_unit_) return Status::OK();
   const size_t units = static_cast<size_t>(end_unit - first_unit_);
-  if (const size_t used = r % layout_.per_unit; used > 0) {  // stale records of the buffer's last use
-    uint8_t* last = active() + (units - 1) * layout_.unit_bytes;
-    std::memset(last + used * layout_.record_bytes, 0, (layout_.per_unit - used) * layout_.record_bytes);
-  }
+  ZeroPartialUnit(units);
   STRATA_RETURN_IF_ERROR(WriteUnits(units));
   flushed_records_ = r;
   const size_t full = static_cast<size_t>(r / layout_.per_unit - first_unit_);
@@ -154,19 +171,27 @@ Status Appender::Flush() {
   return Status::OK();
 }
 
-const uint8_t* Appender::Buffered(uint64_t record) const {
-  if (!seg_ || record >= seg_->records.load(std::memory_order_acquire)) return nullptr;
-  const uint64_t unit = record / layout_.per_unit;
-  const uint8_t* buf;
-  if (unit >= first_unit_) {
-    buf = active() + (unit - first_unit_) * layout_.unit_bytes;
-  } else if (unit + handed_ * buffer_units_ >= first_unit_) {
-    const size_t back = (first_unit_ - 1 - unit) / buffer_units_ + 1;
-    buf = handed(back) + (unit - (first_unit_ - back * buffer_units_)) * layout_.unit_bytes;
-  } else {
-    return nullptr;
+void Appender::ZeroPartialUnit(size_t units) {
+  const uint64_t r = seg_->records.load(std::memory_order_relaxed);
+  if (const size_t used = r % layout_.per_unit; used > 0) {  // stale records of the buffer's last use
+    uint8_t* last = active() + (units - 1) * layout_.unit_bytes;
+    std::memset(last + used * layout_.record_bytes, 0, (layout_.per_unit - used) * layout_.record_bytes);
   }
-  return buf + (record % layout_.per_unit) * layout_.record_bytes;
+}
+
+const uint8_t* Appender::Buffered(const Segment& seg, uint64_t record) const {
+  if (record >= seg.records.load(std::memory_order_acquire)) return nullptr;
+  const uint64_t unit = record / layout_.per_unit;
+  const size_t place = (record % layout_.per_unit) * layout_.record_bytes;
+  if (&seg == seg_.get() && unit >= first_unit_) return active() + (unit - first_unit_) * layout_.unit_bytes + place;
+  for (size_t back = 1; back <= handed_; ++back) {
+    const size_t b = handed(back);
+    const Held& h = held_[b];
+    if (h.segment == seg.number && unit >= h.first_unit && unit < h.first_unit + h.units) {
+      return bufs_[b].get() + (unit - h.first_unit) * layout_.unit_bytes + place;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace strata::ssd

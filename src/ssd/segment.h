@@ -1,8 +1,9 @@
 // Segment: one open SSD-PS segment file and its counters. Appender: turns a stream of
 // records into large unit-aligned writes to one segment at a time (format in
 // strata/ssd/ssd_format.h), with a ring of buffers: full ones are written in the
-// background, in order, while appends fill the next, and reads of records not yet on disk
-// (in any buffer, including the last partial unit) are served from memory. ScanSegment: the one
+// background, in order, while appends fill the next; a segment's roll to the next hands
+// its last buffer over the same way, with no wait. Reads of records not yet on disk (in any
+// buffer, of either segment, including the last partial unit) are served from memory. ScanSegment: the one
 // sequential read-and-check of a segment's records, shared by recovery and compaction.
 //
 // Thread safety: a Segment's fd is immutable and may be used by any thread; `records` and
@@ -73,6 +74,14 @@ class Appender {
   // Starts appending to an empty segment: writes its header. REQUIRES: the last segment
   // was flushed.
   Status Start(std::shared_ptr<Segment> seg);
+  // Hands the segment's unwritten records to the background write (a partial last unit's
+  // free places zeroed) without waiting for them, and starts appending to `next` (empty)
+  // in the ring's next buffer. The records handed stay readable from their buffer until
+  // written (Buffered). *ticket: Written(*ticket) says when they are all on disk.
+  Status Roll(std::shared_ptr<Segment> next, uint64_t* ticket);
+  // Whether every record handed to the disk before `ticket` was taken is written, with no
+  // write failed.
+  bool Written(uint64_t ticket) { return writer_.Done(ticket); }
   // Appends one record; *record is its number in the segment. When the buffer is full it
   // is handed to the background write, and the next buffer of the ring is filled once
   // its own write is done (a failed write's error is returned here).
@@ -85,18 +94,23 @@ class Appender {
   // Waits for the background write, then writes every buffered record, the partial last
   // unit's free record places zeroed. On return every appended record is on disk.
   Status Flush();
-  // The buffered copy of `record`, or nullptr when it is only on disk.
-  const uint8_t* Buffered(uint64_t record) const;
+  // The buffered copy of record `record` of `seg`, or nullptr when it is only on disk.
+  const uint8_t* Buffered(const Segment& seg, uint64_t record) const;
 
   const std::shared_ptr<Segment>& segment() const { return seg_; }
 
  private:
   uint8_t* active() const { return bufs_[active_].get(); }
-  // The buffer handed `back` hand-overs ago (1: the last one)
-  uint8_t* handed(size_t back) const { return bufs_[(active_ + bufs_.size() - back) % bufs_.size()].get(); }
+  // The number of the buffer handed `back` hand-overs ago (1: the last one).
+  size_t handed(size_t back) const { return (active_ + bufs_.size() - back) % bufs_.size(); }
   Status WriteUnits(size_t units);
-  // Hands the full active buffer to the background write and fills the other.
-  Status HandOver();
+  // Zeroes the free record places of the partial last unit of the active buffer's `units`.
+  void ZeroPartialUnit(size_t units);
+  // Hands the active buffer's first `units` to the background write and fills the next
+  // buffer once its own write is done.
+  Status HandOver(size_t units);
+  // Starts appending to `seg` (empty) in the active buffer: writes its header.
+  Status Begin(std::shared_ptr<Segment> seg);
 
   const RecordLayout layout_;
   const size_t buffer_units_;
@@ -105,9 +119,14 @@ class Appender {
   size_t active_ = 0;             // the buffer appends fill
   std::shared_ptr<Segment> seg_;
   uint64_t first_unit_ = 0;       // unit number of the active buffer's first unit
-  size_t handed_ = 0;             // full buffers before the active one, with units
-                                  // [first_unit_ - handed_ * buffer_units_, first_unit_),
-                                  // that may not be on disk yet
+  struct Held {                   // what a handed buffer holds
+    uint64_t segment = 0;         // its number
+    uint64_t first_unit = 0;
+    size_t units = 0;
+  };
+  std::vector<Held> held_;        // by buffer
+  size_t handed_ = 0;             // buffers before the active one whose units (held_) may
+                                  // not be on disk yet
   uint64_t flushed_records_ = 0;  // records already written by the last Flush
   BackgroundWriter writer_;       // last: it finishes with the buffers and segment still alive
 };

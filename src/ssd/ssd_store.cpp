@@ -278,7 +278,6 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   LookUp(keys, n, found, &wants, &segs);
   const size_t rb = opts_.row_bytes;
   std::unique_lock append_lock(append_mu_);  // a Put may be appending beside this Get
-  const Segment* active = user_.segment().get();
   // Coalesce records of neighbouring units into one read; op_end[k] is the end of op k's
   // range in `disk`.
   std::vector<std::pair<uint32_t, size_t>> disk;
@@ -289,18 +288,16 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
     const Segment* seg = segs[codec_.Slot(loc)].get();
     assert(seg != nullptr);
     const uint64_t rec = codec_.Record(loc);
-    if (seg == active) {
-      if (const uint8_t* p = user_.Buffered(rec)) {
-        uint64_t key = 0, seq = 0;
-        [[maybe_unused]] const bool intact = DecodeRecord(p, rb, &key, &seq);
-        assert(intact);  // encoded by this process, never read from disk
-        if (key == keys[i]) {
-          std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
-        } else {
-          found[i] = 0;
-        }
-        continue;
+    if (const uint8_t* p = user_.Buffered(*seg, rec)) {
+      uint64_t key = 0, seq = 0;
+      [[maybe_unused]] const bool intact = DecodeRecord(p, rb, &key, &seq);
+      assert(intact);  // encoded by this process, never read from disk
+      if (key == keys[i]) {
+        std::memcpy(rows + i * rb, p + kRecordRowOffset, rb);
+      } else {
+        found[i] = 0;
       }
+      continue;
     }
     const uint64_t unit_at = kHeaderBytes + rec / layout_.per_unit * layout_.unit_bytes;
     ReadOp* last = ops.empty() ? nullptr : &ops.back();
@@ -332,17 +329,31 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
   return st;
 }
 
+// A durable store's sealed segment is compactable once Sync, which waits for every write,
+// makes it durable; a cache's once Put sees its records written (SealRolled).
 Status SsdStoreImpl::RollUserSegment(SegmentPtr next) {
-  if (const SegmentPtr& cur = user_.segment()) {
-    STRATA_RETURN_IF_ERROR(user_.Flush());
-    if (opts_.durable) {
-      cur->sealed = true;
-      unsynced_.push_back(cur);
-    } else {
-      rolled_.push_back(cur);  // sealed by Put once the index points at its records
-    }
+  SegmentPtr cur = user_.segment();
+  uint64_t ticket = 0;
+  STRATA_RETURN_IF_ERROR(user_.Roll(std::move(next), &ticket));
+  if (cur == nullptr) return Status::OK();
+  if (opts_.durable) {
+    cur->sealed = true;
+    unsynced_.push_back(std::move(cur));
+  } else {
+    rolled_.push_back(Rolled{std::move(cur), ticket});
   }
-  return user_.Start(std::move(next));
+  return Status::OK();
+}
+
+// Compaction reads a sealed segment from its file, so a cache seals a rolled segment once
+// its records are on disk, and once the index points at them (a sealed segment with
+// records the index does not know yet would look all stale to the compactor).
+void SsdStoreImpl::SealRolled() {
+  std::erase_if(rolled_, [&](const Rolled& r) {
+    if (!user_.Written(r.ticket)) return false;
+    r.segment->sealed = true;
+    return true;
+  });
 }
 
 // Every record's location is known before it is appended, so that the index can learn
@@ -431,8 +442,7 @@ Status SsdStoreImpl::PutKnown(const uint64_t* keys, size_t n, const uint8_t* row
   user_bytes_written_ += n * opts_.row_bytes;
   // A cache's sealed segments are compactable at once, and overwrites make them stale.
   if (!opts_.durable) {
-    for (const SegmentPtr& seg : rolled_) seg->sealed = true;
-    rolled_.clear();
+    SealRolled();
     Schedule();
   }
   return Status::OK();

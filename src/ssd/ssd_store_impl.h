@@ -82,8 +82,11 @@ class SsdStoreImpl final : public SsdStore {
   Status SlotsExhausted() const;         // no location can name another segment
   Status NewSegment(SegmentPtr* out);    // creates the file and takes a table slot
   void DropSegments(const std::vector<SegmentPtr>& segs);  // REQUIRES: index_mu_ held
-  // Flushes the user segment (sealed, or left to Put to seal) and starts appending to next.
+  // Hands the user segment's last records to the disk (its seal: at once, or left to
+  // SealRolled) and starts appending to next.
   Status RollUserSegment(SegmentPtr next);
+  // Seals the rolled segments whose records are all on disk.
+  void SealRolled();
   struct PlannedRun {  // records a put appends to one segment
     SegmentPtr segment;
     size_t records;
@@ -181,9 +184,11 @@ class SsdStoreImpl final : public SsdStore {
   std::mutex append_mu_;
   Appender user_;                         // guarded by append_mu_
   std::vector<SegmentPtr> unsynced_;      // sealed since the last Sync, not yet fdatasync'ed
-  std::vector<SegmentPtr> rolled_;        // cache mode: full, to be sealed at the end of Put
-                                          // (a sealed segment with records the index does not
-                                          // know yet would look all stale to the compactor)
+  struct Rolled {                         // a cache's full segment, not sealed yet
+    SegmentPtr segment;
+    uint64_t ticket;                      // user_.Written(ticket): its records are on disk
+  };
+  std::vector<Rolled> rolled_;            // sealed by SealRolled at the end of a Put
   uint64_t next_seq_ = 1;
 
   std::atomic<uint64_t> bytes_read_{0};
