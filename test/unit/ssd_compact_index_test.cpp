@@ -71,12 +71,28 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
   // Three batches of 100k keys: new keys with a colliding pair's first key and both keys
   // of a second pair, then new keys with the first pair's second (the overflow map), then
   // overwrites of every 5th earlier key and of the four colliding keys beside new ones.
-  // Same results key by key, same entries after.
+  // Then a sparse batch: 16,384 keys, new and overwritten, all in the first and last 64th
+  // of the blocks, so most ranges of blocks get none. Same results key by key, same
+  // entries after.
   const auto [a, b] = CollidingKeys();
   const auto [c, d] = CollidingKeys(b + 1);
   const auto key_of = [](uint64_t i) { return (i + 1) * 0x9e3779b97f4a7c15ull; };
   CompactIndex serial, batched;
   SpareThreads threads(2);
+  const auto upsert_both = [&](const std::vector<uint64_t>& keys, const std::vector<uint8_t>& indexed, int round) {
+    std::vector<uint32_t> locs(keys.size()), old(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
+    std::vector<uint8_t> had(keys.size());
+    batched.UpsertBatch(keys.data(), keys.size(), indexed.data(), locs.data(), had.data(), old.data(), &threads);
+    int wrong = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      uint32_t serial_old = 0;
+      const bool serial_had = serial.Upsert(keys[i], indexed[i] != 0, locs[i], &serial_old);
+      wrong += serial_had != (had[i] != 0) || (serial_had && serial_old != old[i]);
+    }
+    CHECK(wrong == 0);
+    CHECK(batched.size() == serial.size());
+  };
   uint64_t next = 0;
   for (int round = 0; round < 3; ++round) {
     CAPTURE(round);
@@ -90,23 +106,30 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
     if (round < 2) keys.push_back(round == 0 ? a : b), indexed.push_back(0);
     if (round == 0) keys.insert(keys.end(), {c, d}), indexed.insert(indexed.end(), {0, 0});
     if (round == 2) keys.insert(keys.end(), {a, b, c, d}), indexed.insert(indexed.end(), {1, 1, 1, 1});
-    std::vector<uint32_t> locs(keys.size()), old(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
-    std::vector<uint8_t> had(keys.size());
-    batched.UpsertBatch(keys.data(), keys.size(), indexed.data(), locs.data(), had.data(), old.data(), &threads);
-    int wrong = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      uint32_t serial_old = 0;
-      const bool serial_had = serial.Upsert(keys[i], indexed[i] != 0, locs[i], &serial_old);
-      wrong += serial_had != (had[i] != 0) || (serial_had && serial_old != old[i]);
+    upsert_both(keys, indexed, round);
+  }
+  const auto at_edge = [](uint64_t key) { return Mix64(key) >> 58 == 0 || Mix64(key) >> 58 == 63; };
+  std::vector<uint64_t> sparse_new;
+  {
+    std::vector<uint64_t> keys;
+    std::vector<uint8_t> indexed;
+    for (uint64_t i = 0; i < next; i += 2) {
+      if (at_edge(key_of(i))) keys.push_back(key_of(i)), indexed.push_back(1);
     }
-    CHECK(wrong == 0);
-    CHECK(batched.size() == serial.size());
+    for (uint64_t j = next; keys.size() < kKeysWorthAThread; ++j) {
+      if (at_edge(key_of(j))) keys.push_back(key_of(j)), indexed.push_back(0), sparse_new.push_back(key_of(j));
+    }
+    REQUIRE(!sparse_new.empty());
+    upsert_both(keys, indexed, 3);
   }
   int wrong = 0;
   for (uint64_t i = 0; i < next; ++i) {
     uint32_t want = 0, got = 0;
     wrong += !serial.Find(key_of(i), &want) || !batched.Find(key_of(i), &got) || want != got;
+  }
+  for (const uint64_t k : sparse_new) {
+    uint32_t want = 0, got = 0;
+    wrong += !serial.Find(k, &want) || !batched.Find(k, &got) || want != got;
   }
   CHECK(wrong == 0);
   for (const uint64_t k : {a, b, c, d}) {

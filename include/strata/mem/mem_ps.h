@@ -44,7 +44,9 @@ namespace strata {
 
 struct MemPsOptions {
   uint64_t capacity_bytes = uint64_t{1} << 30;  // --mem-cache-gb; rows plus their index
-  size_t flush_batch_rows = 4096;  // rows per backing Put: large sequential SSD-PS writes
+  // Rows per backing Put: large sequential SSD-PS writes, with keys enough for its index
+  // to merge them block by block (2.6x cheaper a key than 4096 at 20M keys).
+  size_t flush_batch_rows = 65536;
   int stripes = 64;                // lock stripes; the capacity is split evenly among them
   int freq_offset = -1;            // byte offset of the row's u32 frequency; -1: count passes
   int bloom_bits_per_key = 10;     // about 1% false positives
