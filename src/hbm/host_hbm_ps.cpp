@@ -36,7 +36,7 @@ class HostHbmPs final : public HbmPs {
     // Concurrent workers each take a core; a lone worker lets OpenBLAS (or oneDNN) use them all.
     const int gemm_threads = o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers);
     for (int g = 0; g < o.workers; ++g) {
-      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}});
+      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}, {}});
     }
     params_.resize(model_.num_params());
     model_.InitParams(spec_.seed, params_.data());
@@ -72,12 +72,15 @@ class HostHbmPs final : public HbmPs {
 
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
     const size_t rb = layout_.bytes();
-    for (size_t i = 0; i < n; ++i) {
-      const uint8_t* row = Shard(keys[i]).Find(keys[i]);
-      if (!row) return Status::NotFound("Export: key " + std::to_string(keys[i]) + " not in the HBM-PS");
-      std::memcpy(rows + i * rb, row, rb);
-    }
-    return Status::OK();
+    Status missing;
+    ForEachRow(keys, 0, n, [&](size_t i, const uint8_t* row) {
+      if (row != nullptr) {
+        std::memcpy(rows + i * rb, row, rb);
+      } else if (missing.ok()) {
+        missing = Missing("Export", keys[i]);
+      }
+    });
+    return missing;
   }
 
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
@@ -121,22 +124,17 @@ class HostHbmPs final : public HbmPs {
     const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, (n + 1023) / 1024);
     Status missing;
     std::mutex mu;
-    constexpr size_t kAhead = 8;  // keys between PrefetchRow and the use; PrefetchSlot twice as far
     pool_.ParallelFor(chunks, [&](size_t c) {
-      const size_t end = n * (c + 1) / chunks;
-      for (size_t i = n * c / chunks; i < end; ++i) {
-        if (i + 2 * kAhead < end) Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
-        if (i + kAhead < end) Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
-        uint8_t* row = Shard(keys[i]).Find(keys[i]);
+      ForEachRow(keys, n * c / chunks, n * (c + 1) / chunks, [&](size_t i, uint8_t* row) {
         if (!row) {
           std::lock_guard lock(mu);
-          missing = Status::NotFound("ApplySparse: key " + std::to_string(keys[i]) + " not in the HBM-PS");
-          continue;
+          missing = Missing("ApplySparse", keys[i]);
+          return;
         }
         ApplySparseRow(spec_, lr_sparse_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
         layout_.SetFreq(row, layout_.Freq(row) + counts[i]);
         layout_.SetLastPass(row, static_cast<uint32_t>(active().pass));
-      }
+      });
     });
     return missing;
   }
@@ -167,6 +165,7 @@ class HostHbmPs final : public HbmPs {
   struct Worker {
     DenseModel::Workspace ws;
     BatchIndex index;
+    std::vector<uint8_t*> rows;  // the index's keys' rows
     std::vector<float> input;   // (B, input width)
     std::vector<float> dinput;  // (B, input width)
     std::vector<float> logits;  // (B), then dlogits
@@ -192,16 +191,46 @@ class HostHbmPs final : public HbmPs {
   TableSet& standby() { return sets_[active_ ^ 1]; }
   HostTable& Shard(uint64_t key) { return active().Shard(key); }
 
+  // fn(i, row) for each i in [begin, end) in order, row: keys[i]'s row in the active set or
+  // nullptr. Each Find would miss the cache three times (slot, key, row), so the loop loads
+  // the slots and then the rows of the keys a few places ahead.
+  template <typename Fn>
+  void ForEachRow(const uint64_t* keys, size_t begin, size_t end, const Fn& fn) {
+    constexpr size_t kAhead = 8;  // keys between PrefetchRow and the use; PrefetchSlot twice as far
+    for (size_t i = begin; i < end; ++i) {
+      if (i + 2 * kAhead < end) Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
+      if (i + kAhead < end) Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
+      fn(i, Shard(keys[i]).Find(keys[i]));
+    }
+  }
+
+  static Status Missing(const char* what, uint64_t key) {
+    return Status::NotFound(std::string(what) + ": key " + std::to_string(key) + " not in the HBM-PS");
+  }
+
+  // The batch's gather index, and the rows of its distinct keys.
+  Status IndexBatch(const Batch& batch, Worker* w) {
+    w->index.Build(batch);
+    const std::vector<uint64_t>& keys = w->index.keys();
+    w->rows.resize(keys.size());
+    Status missing;
+    ForEachRow(keys.data(), 0, keys.size(), [&](size_t i, uint8_t* row) {
+      w->rows[i] = row;
+      if (!row && missing.ok()) missing = Missing("a batch", keys[i]);
+    });
+    return missing;
+  }
+
   // Builds the batch's gather index and the MLP input: sum-pooled (or mean-pooled:
   // model/pooling.h) embeddings per slot,
   // then the dense features.
   Status Pool(const Batch& batch, Worker* w) {
-    STRATA_RETURN_IF_ERROR(w->index.Build(batch, [this](uint64_t key) { return Shard(key).Find(key); }));
+    STRATA_RETURN_IF_ERROR(IndexBatch(batch, w));
     const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
     const int B = batch.num_examples;
     w->input.assign(static_cast<size_t>(B) * in, 0.0f);
     const auto& ids = w->index.local_ids();
-    const auto& rows = w->index.rows();
+    const std::vector<uint8_t*>& rows = w->rows;
     const auto add = Kernels().add;
     for (int i = 0; i < B; ++i) {
       float* x = &w->input[static_cast<size_t>(i) * in];
