@@ -10,7 +10,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "strata/common/half.h"
+#include "strata/model/update_kernels.h"
 
 namespace strata {
 namespace {
@@ -26,8 +26,7 @@ memory::desc MatrixDesc(int rows, int cols, bool trans, memory::data_type type) 
 
 void RoundToBf16(const float* in, size_t n, std::vector<uint16_t>* out) {
   out->resize(n);
-  uint16_t* o = out->data();
-  for (size_t i = 0; i < n; ++i) o[i] = FloatToBf16(in[i]);
+  Kernels().to_bf16(out->data(), in, n);
 }
 
 }  // namespace

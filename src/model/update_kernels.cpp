@@ -2,6 +2,8 @@
 // (GCC's target attribute), where the compiler vectorizes it for that set.
 #include "strata/model/update_kernels.h"
 
+#include "strata/common/half.h"
+
 namespace strata {
 namespace {
 
@@ -22,6 +24,10 @@ STRATA_ALWAYS_INLINE void AdamLoop(float* __restrict w, float* __restrict m, flo
   for (size_t i = 0; i < n; ++i) AdamUpdate(&w[i], &m[i], &v[i], g[i], scalars);
 }
 
+STRATA_ALWAYS_INLINE void ToBf16Loop(uint16_t* __restrict to, const float* __restrict from, size_t n) {
+  for (size_t i = 0; i < n; ++i) to[i] = FloatToBf16(from[i]);
+}
+
 // The kernels compiled for one instruction set: `target` is GCC's target attribute.
 #define STRATA_UPDATE_KERNELS(name, target)                                                          \
   target void name##Add(float* to, const float* from, size_t n) { AddLoop(to, from, n); }            \
@@ -31,7 +37,8 @@ STRATA_ALWAYS_INLINE void AdamLoop(float* __restrict w, float* __restrict m, flo
   target void name##Adam(float* w, float* m, float* v, const float* g, size_t n, const AdamStepScalars& k) { \
     AdamLoop(w, m, v, g, n, k);                                                                      \
   }                                                                                                  \
-  const UpdateKernels k##name{name##Add, name##Adagrad, name##Adam};
+  target void name##ToBf16(uint16_t* to, const float* from, size_t n) { ToBf16Loop(to, from, n); }   \
+  const UpdateKernels k##name{name##Add, name##Adagrad, name##Adam, name##ToBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))

@@ -1,13 +1,16 @@
 // UpdateKernels on every instruction set this CPU runs: bit for bit the per-coordinate
-// functions of update_math.h (the baseline's loop), on spans of every length around the
+// functions of update_math.h and FloatToBf16 (the baseline's loop), on spans of every length around the
 // vector widths and at unaligned starts; and the set Kernels() chose is one the CPU runs.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
 #include "strata/common/cpu_isa.h"
+#include "strata/common/half.h"
 #include "strata/model/update_kernels.h"
 
 namespace strata {
@@ -23,6 +26,19 @@ std::vector<float> Uniform(size_t n, float lo, float hi, uint32_t seed) {
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Values whose bf16 rounding is each of its cases: ties to even both ways, a carry into
+// the exponent, up to infinity, denormals, NaNs (kept quiet) and the infinities; then
+// ordinary values.
+std::vector<float> Bf16Cases(size_t n) {
+  const uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu, 0x00018000u, 0x80000001u,
+                              0x7fc00001u, 0x7f800001u, 0xffbfffffu, 0x7f800000u, 0xff800000u, 0x00000000u};
+  std::vector<float> v = Uniform(n, -3.0f, 3.0f, 8);
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 3 == 0) std::memcpy(&v[i], &special[(i / 3) % std::size(special)], sizeof(float));
+  }
+  return v;
 }
 
 constexpr size_t kLengths[] = {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000};
@@ -65,6 +81,12 @@ TEST_CASE("model: the vector kernels of every instruction set round as the per-c
         CHECK(SameBits(w, want_w));
         CHECK(SameBits(m, want_m));
         CHECK(SameBits(v, want_v));
+
+        std::vector<uint16_t> bf16(total, 7), want_bf16 = bf16;
+        const std::vector<float> x = Bf16Cases(total);
+        for (size_t i = offset; i < total; ++i) want_bf16[i] = FloatToBf16(x[i]);
+        k.to_bf16(bf16.data() + offset, x.data() + offset, n);
+        CHECK(bf16 == want_bf16);
       }
     }
   }

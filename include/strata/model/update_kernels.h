@@ -1,5 +1,5 @@
 // UpdateKernels: the host's loops over spans of coordinates (sum pooling and its scatter,
-// sparse Adagrad rows, the dense Adam step), each compiled for the build's baseline and for
+// sparse Adagrad rows, the dense Adam step, the rounding of bf16 products' operands), each compiled for the build's baseline and for
 // AVX2 and AVX-512 from one source (the optimizers: the per-coordinate functions of
 // update_math.h), without FMA contraction, so every variant rounds as the baseline does,
 // bit for bit (the CUDA kernels too).
@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+
+#include <cstdint>
 
 #include "strata/common/cpu_isa.h"
 #include "strata/model/update_math.h"
@@ -21,6 +23,8 @@ struct UpdateKernels {
   void (*adagrad)(float* w, float* s, const float* g, size_t n, float lr);
   // AdamUpdate(&w[i], &m[i], &v[i], g[i], k) for i < n. The spans do not overlap.
   void (*adam)(float* w, float* m, float* v, const float* g, size_t n, const AdamStepScalars& k);
+  // to[i] = FloatToBf16(from[i]) (strata/common/half.h) for i < n.
+  void (*to_bf16)(uint16_t* to, const float* from, size_t n);
 };
 
 // The variant for isa. REQUIRES: the CPU runs it (SupportedIsas).
