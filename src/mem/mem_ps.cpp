@@ -88,6 +88,13 @@ struct FlushBatch {
     rows.clear();
     in_backing.clear();
   }
+  // Room for n rows at once: grown by doubling, the rows would take up to twice their
+  // bytes, three times while being copied.
+  void Reserve(size_t n, size_t row_bytes) {
+    keys.reserve(n);
+    rows.reserve(n * row_bytes);
+    in_backing.reserve(n);
+  }
 };
 
 class MemPsImpl final : public MemPs {
@@ -592,6 +599,7 @@ class MemPsImpl final : public MemPs {
   template <typename KeepOf>
   Status EvictStripes(const KeepOf& keep_of) {
     FlushBatch batch;
+    batch.Reserve(options_.flush_batch_rows + options_.flush_batch_rows / 8, row_bytes_);  // and a stripe's victims past it
     for (size_t j = 0; j < stripes_.size(); ++j) {
       Stripe& s = *stripes_[j];
       {
