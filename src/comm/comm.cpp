@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace strata {
 namespace {
@@ -96,7 +97,7 @@ Status Comm::AllToAll(std::vector<std::string>&& send, std::vector<std::string>*
     return Status::OK();
   }
   std::vector<int64_t> counts;
-  std::string packed;
+  std::string packed = std::exchange(packed_, std::string());
   Pack(send, &counts, &packed);
   std::vector<std::string>().swap(send);  // at most two copies of the data live at once
   return AllToAllPacked(std::move(packed), counts, recv);
@@ -104,7 +105,7 @@ Status Comm::AllToAll(std::vector<std::string>&& send, std::vector<std::string>*
 
 Status Comm::AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv) {
   std::vector<int64_t> counts;
-  std::string packed;
+  std::string packed = std::exchange(packed_, std::string());
   Pack(send, &counts, &packed);
   return AllToAllPacked(std::move(packed), counts, recv);
 }
@@ -113,6 +114,7 @@ void Comm::Pack(const std::vector<std::string>& send, std::vector<int64_t>* coun
   size_t total = 0;
   for (const std::string& s : send) total += s.size();
   counts->clear();
+  packed->clear();
   packed->reserve(total);
   for (const std::string& s : send) {
     counts->push_back(static_cast<int64_t>(s.size()));
@@ -148,16 +150,32 @@ Status Comm::AllToAllPacked(std::string packed, const std::vector<int64_t>& send
   }
   const std::vector<int> send_n = Narrow(send_counts), recv_n = Narrow(recv_counts);
   const std::vector<int> send_displs = Displacements(send_counts), recv_displs = Displacements(recv_counts);
-  std::string recv_buf(static_cast<size_t>(recv_displs.back() + recv_n.back()), '\0');
+  std::unique_ptr<char[]> fresh;
+  char* received = ReceiveBuffer(static_cast<size_t>(recv_displs.back() + recv_n.back()), &fresh);
   STRATA_RETURN_IF_ERROR(Check(
       MPI_Alltoallv(packed.data(), send_n.data(), send_displs.data(), MPI_BYTE,
-                    recv_buf.data(), recv_n.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
+                    received, recv_n.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
       "MPI_Alltoallv"));
   bytes_sent_ += static_cast<uint64_t>(packed.size()) - static_cast<uint64_t>(send_counts[rank_]);
+  if (packed.capacity() <= kKeptBufferBytes) packed_ = std::move(packed);
   std::string().swap(packed);
   recv->resize(size_);
-  for (int r = 0; r < size_; ++r) (*recv)[r].assign(recv_buf, recv_displs[r], recv_n[r]);
+  for (int r = 0; r < size_; ++r) (*recv)[r].assign(received + recv_displs[r], recv_n[r]);
   return Status::OK();
+}
+
+// The kept buffer when `bytes` fits the bound, grown as needed; else a new one in *fresh.
+// Neither is zeroed: MPI writes every byte that is read.
+char* Comm::ReceiveBuffer(size_t bytes, std::unique_ptr<char[]>* fresh) {
+  if (bytes > kKeptBufferBytes) {
+    *fresh = std::make_unique_for_overwrite<char[]>(bytes);
+    return fresh->get();
+  }
+  if (bytes > received_bytes_) {
+    received_ = std::make_unique_for_overwrite<char[]>(bytes);
+    received_bytes_ = bytes;
+  }
+  return received_.get();
 }
 
 // Every rank learns every count (int64), so every rank takes the same decision on the size.

@@ -64,6 +64,14 @@ class Comm {
   static void Pack(const std::vector<std::string>& send, std::vector<int64_t>* counts, std::string* packed);
   Status AllToAllPacked(std::string packed, const std::vector<int64_t>& send_counts, std::vector<std::string>* recv);
 
+  // An all-to-all's send and receive buffers are kept for the next when at most this large
+  // (a step's gradients, not a pass's rows): no allocation, page faults or zero fill a step.
+  static constexpr size_t kKeptBufferBytes = 16 << 20;
+  char* ReceiveBuffer(size_t bytes, std::unique_ptr<char[]>* fresh);
+  std::string packed_;  // empty while an all-to-all has it
+  std::unique_ptr<char[]> received_;
+  size_t received_bytes_ = 0;
+
   std::unique_ptr<Handle> handle_;
   int rank_ = 0;
   int size_ = 1;
