@@ -79,12 +79,7 @@ Appender::Appender(const RecordLayout& layout, size_t buffer_bytes, size_t buffe
   held_.resize(bufs_.size());
 }
 
-Status Appender::Start(std::shared_ptr<Segment> seg) {
-  handed_ = 0;
-  return Begin(std::move(seg));
-}
-
-Status Appender::Roll(std::shared_ptr<Segment> next, uint64_t* ticket) {
+Status Appender::Roll(std::shared_ptr<Segment> next) {
   if (seg_ != nullptr) {
     const uint64_t r = seg_->records.load(std::memory_order_relaxed);
     const uint64_t end_unit = (r + layout_.per_unit - 1) / layout_.per_unit;  // exclusive
@@ -94,7 +89,6 @@ Status Appender::Roll(std::shared_ptr<Segment> next, uint64_t* ticket) {
       STRATA_RETURN_IF_ERROR(HandOver(units));
     }
   }
-  *ticket = writer_.submitted();
   return Begin(std::move(next));
 }
 

@@ -71,14 +71,13 @@ class Appender {
   // least one). bytes_written, if given, is advanced by every byte handed to the disk.
   Appender(const RecordLayout& layout, size_t buffer_bytes, size_t buffers, std::atomic<uint64_t>* bytes_written);
 
-  // Starts appending to an empty segment: writes its header. REQUIRES: the last segment
-  // was flushed.
-  Status Start(std::shared_ptr<Segment> seg);
-  // Hands the segment's unwritten records to the background write (a partial last unit's
-  // free places zeroed) without waiting for them, and starts appending to `next` (empty)
-  // in the ring's next buffer. The records handed stay readable from their buffer until
-  // written (Buffered). *ticket: Written(*ticket) says when they are all on disk.
-  Status Roll(std::shared_ptr<Segment> next, uint64_t* ticket);
+  // Starts appending to `next`, an empty segment (writes its header), in the ring's next
+  // buffer. The segment appended to so far, if any, has its unwritten records handed to
+  // the background write first (a partial last unit's free places zeroed), without a
+  // wait; they stay readable from their buffer until written (Buffered).
+  Status Roll(std::shared_ptr<Segment> next);
+  // A ticket for Written: the records handed to the disk so far.
+  uint64_t Ticket() const { return writer_.submitted(); }
   // Whether every record handed to the disk before `ticket` was taken is written, with no
   // write failed.
   bool Written(uint64_t ticket) { return writer_.Done(ticket); }

@@ -219,11 +219,12 @@ Status SsdStoreImpl::CopyLive(const Segment& v, const RecordChunk& c, Round* rou
 Status SsdStoreImpl::AppendCopy(uint64_t key, uint64_t seq, const uint8_t* row, uint32_t from, Round* round) {
   const SegmentPtr& cur = round->out.segment();
   if (cur == nullptr || cur->records >= layout_.RecordsWithin(opts_.segment_bytes)) {
-    if (cur != nullptr) STRATA_RETURN_IF_ERROR(round->out.Flush());
+    // No wait for the full output's writes: FinishRound's Flush waits for every one
+    // before the index points at a copy.
     SegmentPtr seg;
     STRATA_RETURN_IF_ERROR(NewSegment(&seg));
     round->outputs.push_back(seg);
-    STRATA_RETURN_IF_ERROR(round->out.Start(seg));
+    STRATA_RETURN_IF_ERROR(round->out.Roll(seg));
   }
   uint64_t rec = 0;
   STRATA_RETURN_IF_ERROR(round->out.Append(key, seq, row, &rec));

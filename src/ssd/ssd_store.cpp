@@ -333,14 +333,13 @@ Status SsdStoreImpl::Get(const uint64_t* keys, size_t n, uint8_t* rows, uint8_t*
 // makes it durable; a cache's once Put sees its records written (SealRolled).
 Status SsdStoreImpl::RollUserSegment(SegmentPtr next) {
   SegmentPtr cur = user_.segment();
-  uint64_t ticket = 0;
-  STRATA_RETURN_IF_ERROR(user_.Roll(std::move(next), &ticket));
+  STRATA_RETURN_IF_ERROR(user_.Roll(std::move(next)));
   if (cur == nullptr) return Status::OK();
   if (opts_.durable) {
     cur->sealed = true;
     unsynced_.push_back(std::move(cur));
   } else {
-    rolled_.push_back(Rolled{std::move(cur), ticket});
+    rolled_.push_back(Rolled{std::move(cur), user_.Ticket()});
   }
   return Status::OK();
 }

@@ -137,8 +137,8 @@ class SsdStoreImpl final : public SsdStore {
     Round(const RecordLayout& layout, size_t buffer_bytes, uint64_t sync_epoch)
         : out(layout, buffer_bytes, SsdOptions::kCompactionWriteBuffers, &out_bytes), epoch(sync_epoch) {}
     std::atomic<uint64_t> out_bytes{0};
+    std::vector<SegmentPtr> outputs;  // before out: their files stay open until its writes end
     Appender out;
-    std::vector<SegmentPtr> outputs;
     std::vector<Copy> copies;
     const uint64_t epoch;  // sync epoch when the round began
     bool hold = false;     // some copy is superseded by a record the next Sync makes durable

@@ -61,7 +61,7 @@ TEST_CASE("ssd: appended records stay readable while full buffers are written in
     std::atomic<uint64_t> written{0};
     Appender appender(layout, 2 * layout.unit_bytes, buffers, &written);  // two units a buffer
     auto seg = NewSegment(dir, 1);
-    REQUIRE(appender.Start(seg).ok());
+    REQUIRE(appender.Roll(seg).ok());
     std::vector<uint8_t> row(kRowBytes, 7);
     // Once round the ring and one more unit, then a partial unit in the first buffer again.
     const uint64_t full_units = 2 * buffers + 1, n = full_units * layout.per_unit + 5;
@@ -107,7 +107,8 @@ TEST_CASE("ssd: a roll hands the segment's last buffer to the disk and its recor
     const uint64_t lengths[] = {layout.per_unit + 3, 2 * layout.per_unit, layout.per_unit + 1};
     for (uint64_t s = 0; s < 3; ++s) {
       segs.push_back(NewSegment(dir, s + 1));
-      REQUIRE(appender.Roll(segs.back(), &ticket).ok());
+      REQUIRE(appender.Roll(segs.back()).ok());
+      ticket = appender.Ticket();
       // The rolled segment's last buffer is still served, written or not.
       if (s > 0) CHECK(appender.Buffered(*segs[s - 1], lengths[s - 1] - 1) != nullptr);
       for (uint64_t r = 0; r < lengths[s]; ++r) {
