@@ -107,14 +107,14 @@ section_trainer_vs_torch() {
     trainer_vs_torch_runs "$precision"
   done
 
-  # MLP ceiling: the SGEMM rate of this machine over the model's FLOPs per example.
+  # MLP ceiling: the faster fp32 GEMM rate of this machine (OpenBLAS or oneDNN) over the model's FLOPs per example.
   "$BUILD/bench/mlp_bench" --batch 4096 --mlp 512,256,128 >"$WORK/mlp.log" \
     || die "mlp_bench failed"
   sed 's/^/  mlp_bench: /' "$WORK/mlp.log"
   local ceiling
   ceiling=$(sed -n 's/.*| ceiling \([0-9.]*\) examples\/s.*/\1/p' "$WORK/mlp.log" | sort -g | tail -1)
   [ -n "$ceiling" ] || die "could not read the ceiling from mlp_bench's output"
-  printf '  %-34s %9.0f examples/s\n' "MLP ceiling, fp32 (best SGEMM rate)" "$ceiling"
+  printf '  %-34s %9.0f examples/s\n' "MLP ceiling, fp32 (best GEMM rate) " "$ceiling"
   summary_add "strata best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[strata best fp32]}" "$ceiling")"
   summary_add "torch best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[torch best fp32]}" "$ceiling")"
   if [ -n "${auc[strata bf16]:-}" ]; then

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "model/bf16_gemm.h"
+#include "model/onednn_gemm.h"
 #include "strata/common/cpu_isa.h"
 #include "strata/common/process_memory.h"
 #include "strata/common/row.h"
@@ -59,7 +59,7 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
   *out = o.dense_precision;
   if (o.dense_precision == DensePrecision::kFp32) return Status::OK();
   if (UsesCuda(o)) return Status::InvalidArgument("--dense-precision bf16 is for the CPU backend; the CUDA backend computes in fp32");
-  int64_t lacks[1] = {Bf16Gemm::Supported() ? 0 : 1};
+  int64_t lacks[1] = {OnednnGemm::Bf16Supported() ? 0 : 1};
   STRATA_RETURN_IF_ERROR(comm->AllreduceMax(lacks, 1));
   if (lacks[0] == 0) return Status::OK();
   *out = DensePrecision::kFp32;

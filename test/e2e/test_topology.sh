@@ -53,7 +53,7 @@ zero=$(sed -n 's/^rows .* \([0-9][0-9]*\) with every weight 0$/\1/p' "$dir/ftrl-
 [ "${zero:-0}" -gt 0 ] || die_with_log "$dir/ftrl-summary.txt" "FTRL's L1 left no row at exactly 0"
 echo "ok: FTRL with L1: $zero rows with every weight exactly 0 (strata-inspect summary)"
 
-# --dense-precision bf16: the MLP's products in bf16 stay topology independent (Bf16Gemm
+# --dense-precision bf16: the MLP's products in bf16 stay topology independent (OnednnGemm
 # splits no sum over threads); on a CPU without bf16 instructions the run says so and
 # computes in fp32.
 run bf16-1x4 1x4 --dense-precision bf16

@@ -1,8 +1,9 @@
 // mlp_bench: forward + backward throughput of the host Mlp against the machine's own GEMM
-// limit, measured side by side in one run. For each OpenBLAS thread count it times a large
-// square SGEMM (the rate a perfect MLP would run at) and the Mlp's Forward + LossAndGrad +
-// Backward on one batch (median of --reps), then prints examples/s, the model's FLOPs per
-// example, the ceiling (SGEMM rate / FLOPs per example) and the ratio to it.
+// limit, measured side by side in one run. For each thread count it times a large square
+// fp32 GEMM in OpenBLAS and in oneDNN (the Mlp's library), takes the faster as the rate a
+// perfect MLP would run at, and times the Mlp's Forward + LossAndGrad + Backward on one
+// batch (medians of --reps); then prints examples/s, the model's FLOPs per example, the
+// ceiling (GEMM rate / FLOPs per example) and the ratio to it.
 //
 //   build/bench/mlp_bench [--batch 4096] [--mlp 512,256,128] [--threads 1,2] [--reps 7]
 #include <cblas.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "strata/common/partition.h"
+#include "strata/model/gemm.h"
 #include "strata/model/mlp.h"
 
 namespace {
@@ -40,16 +42,28 @@ void FillRandom(uint64_t seed, std::vector<float>* v, float lo, float hi) {
   }
 }
 
-double SgemmGflops(int reps) {
+// GFLOP/s of a 2048^3 fp32 product through OpenBLAS and through oneDNN (strata::Gemm).
+struct GemmRates {
+  double openblas, onednn;
+};
+
+GemmRates SquareGemmGflops(int reps, int threads) {
   const int n = 2048;
   std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), c(a.size());
   FillRandom(1, &a, -1, 1);
   FillRandom(2, &b, -1, 1);
-  double s = MedianSeconds(reps, [&] {
+  const double flops = 2.0 * n * n * static_cast<double>(n);
+  openblas_set_num_threads(threads);
+  const double blas = MedianSeconds(reps, [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
                 n, 0.0f, c.data(), n);
   });
-  return 2.0 * n * n * static_cast<double>(n) / s / 1e9;
+  strata::GemmContext ctx;
+  ctx.threads = threads;
+  const double onednn = MedianSeconds(reps, [&] {
+    strata::Gemm(strata::DensePrecision::kFp32, &ctx, false, false, n, n, n, a.data(), b.data(), false, c.data());
+  });
+  return {flops / blas / 1e9, flops / onednn / 1e9};
 }
 
 }  // namespace
@@ -59,7 +73,7 @@ int main(int argc, char** argv) {
   opts.add_options()
       ("batch", "examples per batch", cxxopts::value<int>()->default_value("4096"))
       ("mlp", "hidden widths", cxxopts::value<std::vector<int>>()->default_value("512,256,128"))
-      ("threads", "OpenBLAS thread counts to try",
+      ("threads", "thread counts to try",
        cxxopts::value<std::vector<int>>()->default_value("1,2"))
       ("reps", "timed repetitions (median reported)", cxxopts::value<int>()->default_value("7"))
       ("h,help", "print this help");
@@ -90,7 +104,6 @@ int main(int argc, char** argv) {
   FillRandom(3, &input, -1, 1);
   std::vector<float> labels(B), logits(B);
   for (int i = 0; i < B; ++i) labels[i] = (strata::Mix64(i) & 1) ? 1.0f : 0.0f;
-  auto ws = mlp.MakeWorkspace(B);
 
   const double flops = mlp.flops_per_example();
   std::printf("mlp %d", mlp.input_width());
@@ -98,8 +111,9 @@ int main(int argc, char** argv) {
   std::printf("-1, batch %d, %zu params, %.3f MFLOP/example (fwd+bwd)\n", B, mlp.num_params(),
               flops / 1e6);
   for (int threads : args["threads"].as<std::vector<int>>()) {
-    openblas_set_num_threads(threads);
-    const double gflops = SgemmGflops(reps);
+    const GemmRates rates = SquareGemmGflops(reps, threads);
+    const double gflops = std::max(rates.openblas, rates.onednn);
+    auto ws = mlp.MakeWorkspace(B, threads);
     const double sec = MedianSeconds(reps, [&] {
       mlp.Forward(params.data(), input.data(), B, &ws, logits.data());
       strata::LossAndGrad(logits.data(), labels.data(), B, 1.0f / B, logits.data());
@@ -108,9 +122,10 @@ int main(int argc, char** argv) {
     });
     const double eps = B / sec;
     const double ceiling = gflops * 1e9 / flops;
-    std::printf("threads %d: sgemm %.1f GFLOP/s | mlp %.2f ms/batch, %.0f examples/s, "
-                "%.1f GFLOP/s | ceiling %.0f examples/s | ratio %.3f\n",
-                threads, gflops, sec * 1e3, eps, eps * flops / 1e9, ceiling, eps / ceiling);
+    std::printf("threads %d: gemm %.1f GFLOP/s (openblas %.1f, onednn %.1f) | mlp %.2f ms/batch, "
+                "%.0f examples/s, %.1f GFLOP/s | ceiling %.0f examples/s | ratio %.3f\n",
+                threads, gflops, rates.openblas, rates.onednn, sec * 1e3, eps, eps * flops / 1e9, ceiling,
+                eps / ceiling);
   }
   return 0;
 }

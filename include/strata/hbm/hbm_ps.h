@@ -140,7 +140,7 @@ struct HbmOptions {
   int threads = 1;       // host backend: CPU threads shared by the workers
   int max_batch = 4096;  // largest batch ComputeGradients/Predict will see
   // Host backend: the MLP's products in ComputeGradients (Predict is always fp32).
-  // kBf16 REQUIRES Bf16Gemm::Supported().
+  // kBf16 REQUIRES OnednnGemm::Bf16Supported().
   DensePrecision dense_precision = DensePrecision::kFp32;
 };
 

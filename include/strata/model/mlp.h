@@ -77,7 +77,7 @@ class Mlp {
   // out = MLP(input (B, input_width) row-major): logits (B), or (B, output_width) for kRelu.
   // REQUIRES: 1 <= B <= ws->max_batch.
   // Keeps the activations in *ws for a following Backward on the same input. kBf16
-  // REQUIRES Bf16Gemm::Supported().
+  // REQUIRES OnednnGemm::Bf16Supported().
   void Forward(const float* params, const float* input, int B, Workspace* ws, float* out,
                DensePrecision precision = DensePrecision::kFp32) const;
 

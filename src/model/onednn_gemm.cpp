@@ -1,6 +1,6 @@
-// Bf16Gemm through oneDNN matmul (model/bf16_gemm.h): strided memory descriptors express
+// OnednnGemm through oneDNN matmul (model/onednn_gemm.h): strided memory descriptors express
 // the transposes, a sum post-op the accumulation; primitives are cached by shape.
-#include "model/bf16_gemm.h"
+#include "model/onednn_gemm.h"
 
 #include <omp.h>
 
@@ -24,15 +24,22 @@ memory::desc MatrixDesc(int rows, int cols, bool trans, memory::data_type type) 
   return memory::desc(Dims{rows, cols}, type, strides);
 }
 
-void RoundToBf16(const float* in, size_t n, std::vector<uint16_t>* out) {
-  out->resize(n);
-  Kernels().to_bf16(out->data(), in, n);
+// The operand oneDNN reads: `in` itself in fp32, or its bf16 rounding in `scratch`.
+void* Operand(DensePrecision precision, const float* in, size_t n, std::vector<uint16_t>* scratch) {
+  if (precision == DensePrecision::kFp32) return const_cast<float*>(in);  // read only
+  scratch->resize(n);
+  Kernels().to_bf16(scratch->data(), in, n);
+  return scratch->data();
+}
+
+memory::data_type OperandType(DensePrecision precision) {
+  return precision == DensePrecision::kBf16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
 }  // namespace
 
-struct Bf16Gemm::Impl {
-  using Shape = std::tuple<bool, bool, int, int, int, bool>;
+struct OnednnGemm::Impl {
+  using Shape = std::tuple<DensePrecision, bool, bool, int, int, int, bool>;
   // Distinct shapes are few (three products a layer, a batch size or two), but a pass's
   // last batch may differ from pass to pass: the cache is cleared when it grows past this.
   static constexpr size_t kMaxShapes = 64;
@@ -43,13 +50,13 @@ struct Bf16Gemm::Impl {
     auto it = primitives.find(shape);
     if (it != primitives.end()) return it->second;
     if (primitives.size() >= kMaxShapes) primitives.clear();
-    const auto [trans_a, trans_b, M, N, K, accumulate] = shape;
+    const auto [precision, trans_a, trans_b, M, N, K, accumulate] = shape;
     dnnl::post_ops ops;
     if (accumulate) ops.append_sum(1.0f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    const dnnl::matmul::desc desc(MatrixDesc(M, K, trans_a, memory::data_type::bf16),
-                                  MatrixDesc(K, N, trans_b, memory::data_type::bf16),
+    const memory::data_type type = OperandType(precision);
+    const dnnl::matmul::desc desc(MatrixDesc(M, K, trans_a, type), MatrixDesc(K, N, trans_b, type),
                                   MatrixDesc(M, N, false, memory::data_type::f32));
     return primitives.emplace(shape, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine))).first->second;
   }
@@ -58,27 +65,26 @@ struct Bf16Gemm::Impl {
   dnnl::engine engine;
   dnnl::stream stream;
   std::map<Shape, dnnl::matmul> primitives;
-  std::vector<uint16_t> a16, b16;
+  std::vector<uint16_t> a16, b16;  // bf16 operands
 };
 
-bool Bf16Gemm::Supported() {
+bool OnednnGemm::Bf16Supported() {
   return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
 }
 
-Bf16Gemm::Bf16Gemm(int threads) : impl_(std::make_unique<Impl>(threads < 1 ? 1 : threads)) {}
+OnednnGemm::OnednnGemm(int threads) : impl_(std::make_unique<Impl>(threads < 1 ? 1 : threads)) {}
 
-Bf16Gemm::~Bf16Gemm() = default;
+OnednnGemm::~OnednnGemm() = default;
 
-void Bf16Gemm::Run(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B,
-                   bool accumulate, float* C) {
+void OnednnGemm::Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
+                     const float* B, bool accumulate, float* C) {
   Impl& d = *impl_;
   omp_set_num_threads(d.threads);  // this thread's OpenMP team for oneDNN
-  RoundToBf16(A, static_cast<size_t>(M) * K, &d.a16);
-  RoundToBf16(B, static_cast<size_t>(K) * N, &d.b16);
-  dnnl::matmul& mm = d.Primitive(Impl::Shape{trans_a, trans_b, M, N, K, accumulate});
-  memory a(MatrixDesc(M, K, trans_a, memory::data_type::bf16), d.engine, d.a16.data());
-  memory b(MatrixDesc(K, N, trans_b, memory::data_type::bf16), d.engine, d.b16.data());
+  const memory::data_type type = OperandType(precision);
+  memory a(MatrixDesc(M, K, trans_a, type), d.engine, Operand(precision, A, static_cast<size_t>(M) * K, &d.a16));
+  memory b(MatrixDesc(K, N, trans_b, type), d.engine, Operand(precision, B, static_cast<size_t>(K) * N, &d.b16));
   memory c(MatrixDesc(M, N, false, memory::data_type::f32), d.engine, C);
+  dnnl::matmul& mm = d.Primitive(Impl::Shape{precision, trans_a, trans_b, M, N, K, accumulate});
   mm.execute(d.stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
   d.stream.wait();
 }

@@ -1,13 +1,13 @@
-// Bf16Gemm (oneDNN, bf16 operands) against a scalar reference on the same bf16-rounded
-// operands, in every transpose and with accumulation; the same bits for 1 and 2 threads;
-// and the Mlp's bf16 forward and backward against its fp32 ones. Skipped, with a message,
-// on a CPU without bf16 instructions.
+// OnednnGemm in fp32 and with bf16 operands against a scalar reference on the same
+// (bf16-rounded) operands, in every transpose and with accumulation; the same bits for 1 and
+// 2 threads; and the Mlp's bf16 forward and backward against its fp32 ones. The bf16 cases
+// are skipped, with a message, on a CPU without bf16 instructions.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "model/bf16_gemm.h"
+#include "model/onednn_gemm.h"
 #include "strata/common/half.h"
 #include "strata/common/partition.h"
 #include "strata/model/mlp.h"
@@ -21,16 +21,20 @@ std::vector<float> Random(uint64_t seed, size_t n) {
   return v;
 }
 
-double Bf16(float x) { return Bf16ToFloat(FloatToBf16(x)); }
+// x as the product reads it.
+double Operand(DensePrecision precision, float x) {
+  return precision == DensePrecision::kBf16 ? Bf16ToFloat(FloatToBf16(x)) : x;
+}
 
-// C (M, N) = op(A) op(B) (+ C0) in double over the bf16-rounded operands.
-std::vector<double> Reference(bool ta, bool tb, int M, int N, int K, const std::vector<float>& A,
-                              const std::vector<float>& B, const std::vector<float>* C0) {
+// C (M, N) = op(A) op(B) (+ C0) in double over the operands as the product reads them.
+std::vector<double> Reference(DensePrecision precision, bool ta, bool tb, int M, int N, int K,
+                              const std::vector<float>& A, const std::vector<float>& B,
+                              const std::vector<float>* C0) {
   std::vector<double> C(static_cast<size_t>(M) * N);
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
       double s = C0 ? (*C0)[i * N + j] : 0.0;
-      for (int k = 0; k < K; ++k) s += Bf16(ta ? A[k * M + i] : A[i * K + k]) * Bf16(tb ? B[j * K + k] : B[k * N + j]);
+      for (int k = 0; k < K; ++k) s += Operand(precision, ta ? A[k * M + i] : A[i * K + k]) * Operand(precision, tb ? B[j * K + k] : B[k * N + j]);
       C[i * N + j] = s;
     }
   }
@@ -38,49 +42,59 @@ std::vector<double> Reference(bool ta, bool tb, int M, int N, int K, const std::
 }
 
 bool SkipWithoutBf16() {
-  if (Bf16Gemm::Supported()) return false;
+  if (OnednnGemm::Bf16Supported()) return false;
   MESSAGE("skipped: this CPU has no bf16 instructions (AVX512-BF16 or AMX)");
   return true;
 }
 
-TEST_CASE("bf16 gemm: every transpose, with and without accumulation, against a scalar reference") {
-  if (SkipWithoutBf16()) return;
-  Bf16Gemm gemm(1);
+// The precisions this CPU computes: fp32, and bf16 where it has the instructions.
+std::vector<DensePrecision> Precisions() {
+  std::vector<DensePrecision> all = {DensePrecision::kFp32};
+  if (!SkipWithoutBf16()) all.push_back(DensePrecision::kBf16);
+  return all;
+}
+
+TEST_CASE("onednn gemm: every transpose, with and without accumulation, against a scalar reference") {
+  OnednnGemm gemm(1);
   const int M = 37, N = 19, K = 53;
-  for (int ta = 0; ta < 2; ++ta) {
-    for (int tb = 0; tb < 2; ++tb) {
-      for (int acc = 0; acc < 2; ++acc) {
-        const auto A = Random(1 + ta, static_cast<size_t>(M) * K), B = Random(3 + tb, static_cast<size_t>(K) * N);
-        const auto C0 = Random(5, static_cast<size_t>(M) * N);
-        std::vector<float> C = C0;
-        gemm.Run(ta, tb, M, N, K, A.data(), B.data(), acc, C.data());
-        const auto ref = Reference(ta, tb, M, N, K, A, B, acc ? &C0 : nullptr);
-        INFO("trans_a " << ta << " trans_b " << tb << " accumulate " << acc);
-        for (size_t k = 0; k < C.size(); ++k) CHECK(std::fabs(C[k] - ref[k]) <= 1e-5 * K);
+  for (DensePrecision precision : Precisions()) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        for (int acc = 0; acc < 2; ++acc) {
+          const auto A = Random(1 + ta, static_cast<size_t>(M) * K), B = Random(3 + tb, static_cast<size_t>(K) * N);
+          const auto C0 = Random(5, static_cast<size_t>(M) * N);
+          std::vector<float> C = C0;
+          gemm.Run(precision, ta, tb, M, N, K, A.data(), B.data(), acc, C.data());
+          const auto ref = Reference(precision, ta, tb, M, N, K, A, B, acc ? &C0 : nullptr);
+          INFO("bf16 " << (precision == DensePrecision::kBf16) << " trans_a " << ta << " trans_b " << tb
+                       << " accumulate " << acc);
+          for (size_t k = 0; k < C.size(); ++k) CHECK(std::fabs(C[k] - ref[k]) <= 1e-5 * K);
+        }
       }
     }
   }
 }
 
-TEST_CASE("bf16 gemm: the same bits whatever the thread count (the MLP's shapes)") {
-  if (SkipWithoutBf16()) return;
-  const int B = 512, in = 429, out = 256;
+TEST_CASE("onednn gemm: the same bits whatever the thread count (the MLP's shapes)") {
+  const int B = 2048, in = 429, out = 512;
   const auto a = Random(7, static_cast<size_t>(B) * in), w = Random(8, static_cast<size_t>(in) * out);
   const auto dz = Random(9, static_cast<size_t>(B) * out);
-  Bf16Gemm one(1), two(2);
+  OnednnGemm one(1), two(2);
   struct Product { bool ta, tb; int M, N, K; const float *A, *B; };
   const Product products[] = {{false, false, B, out, in, a.data(), w.data()},   // forward
                               {true, false, in, out, B, a.data(), dz.data()},   // weight gradient
                               {false, true, B, in, out, dz.data(), w.data()}};  // input gradient
-  for (const Product& p : products) {
-    std::vector<float> c1(static_cast<size_t>(p.M) * p.N), c2(c1.size());
-    one.Run(p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c1.data());
-    two.Run(p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c2.data());
-    CHECK(c1 == c2);
+  for (DensePrecision precision : Precisions()) {
+    for (const Product& p : products) {
+      std::vector<float> c1(static_cast<size_t>(p.M) * p.N), c2(c1.size());
+      one.Run(precision, p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c1.data());
+      two.Run(precision, p.ta, p.tb, p.M, p.N, p.K, p.A, p.B, false, c2.data());
+      CHECK(c1 == c2);
+    }
   }
 }
 
-TEST_CASE("bf16 gemm: the Mlp's bf16 forward and backward follow its fp32 ones") {
+TEST_CASE("onednn gemm: the Mlp's bf16 forward and backward follow its fp32 ones") {
   if (SkipWithoutBf16()) return;
   ModelSpec spec;
   spec.num_slots = 4;

@@ -1,0 +1,45 @@
+// OnednnGemm: the dense model's matrix products through oneDNN's matmul, in fp32 or with
+// bf16 operands (--dense-precision bf16) and fp32 accumulation. For bf16 the caller's fp32
+// operands are rounded (nearest, ties to even, as strata/common/half.h) into buffers this
+// object owns; fp32 operands are read in place. The product is written (or added) in fp32.
+// oneDNN picks its kernels for the CPU at run time (AVX2, AVX-512, AVX512-BF16 or AMX);
+// Bf16Supported() says whether this CPU has bf16 instructions at all, and callers fall back
+// to fp32 where it has not.
+//
+// Results depend only on the operands, shapes and precision, never on the thread count (the
+// products are split over M and N, not over the sum): the unit tests check it, since
+// topology independence rests on it.
+//
+// Thread safety: one OnednnGemm per calling thread (its buffers and oneDNN stream); distinct
+// objects may run concurrently. Primitives are created once per shape and kept.
+#pragma once
+
+#include <memory>
+
+#include "strata/model/gemm.h"
+
+namespace strata {
+
+class OnednnGemm {
+ public:
+  // True when the CPU executes bf16 dot products natively (AVX512-BF16 or AMX-BF16).
+  static bool Bf16Supported();
+
+  // threads: OpenMP threads oneDNN may use per product.
+  explicit OnednnGemm(int threads);
+  ~OnednnGemm();
+  OnednnGemm(const OnednnGemm&) = delete;
+  OnednnGemm& operator=(const OnednnGemm&) = delete;
+
+  // C (M, N) = op(A) op(B), or C += op(A) op(B) when accumulate. All row-major and packed:
+  // A is (M, K), or (K, M) when trans_a; B is (K, N), or (N, K) when trans_b. kBf16
+  // REQUIRES Bf16Supported().
+  void Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
+           const float* B, bool accumulate, float* C);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata
