@@ -5,10 +5,23 @@
 
 namespace strata {
 
+namespace {
+
+OnednnGemm& Library(GemmContext* ctx) {
+  if (!ctx->onednn) ctx->onednn = std::make_shared<OnednnGemm>(ctx->threads);
+  return *ctx->onednn;
+}
+
+}  // namespace
+
 void Gemm(DensePrecision precision, GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K,
           const float* A, const float* B, bool accumulate, float* C) {
-  if (!ctx->onednn) ctx->onednn = std::make_shared<OnednnGemm>(ctx->threads);
-  ctx->onednn->Run(precision, trans_a, trans_b, M, N, K, A, B, accumulate, C);
+  Library(ctx).Run(precision, trans_a, trans_b, M, N, K, A, B, accumulate, C);
+}
+
+void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, const float* A,
+                  const float* B, const float* bias, float* C) {
+  Library(ctx).RunBiasRelu(precision, M, N, K, A, B, bias, C);
 }
 
 }  // namespace strata

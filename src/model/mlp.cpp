@@ -1,6 +1,8 @@
-// Mlp on the host: CBLAS products plus fused elementwise passes (bias fill, ReLU, ReLU
-// mask with bias-gradient sum). The products are ordered so that each GEMM reads and
-// writes row-major buffers without copies; see mlp.h for the parameter layout.
+// Mlp on the host: oneDNN products (strata/model/gemm.h), each hidden layer's forward one
+// product with its bias and ReLU fused, plus fused elementwise passes backward (ReLU mask
+// with bias-gradient sum); CBLAS dot products for the width-1 logit. The products are
+// ordered so that each GEMM reads and writes row-major buffers without copies; see mlp.h
+// for the parameter layout.
 #include "strata/model/mlp.h"
 
 #include <cblas.h>
@@ -17,15 +19,6 @@
 namespace strata {
 
 namespace {
-
-// h (B, n) = bias broadcast over rows; the GEMM then accumulates onto it (beta = 1).
-void FillBias(const float* bias, int B, int n, float* h) {
-  for (int i = 0; i < B; ++i) std::memcpy(h + static_cast<size_t>(i) * n, bias, n * sizeof(float));
-}
-
-void ReluInPlace(float* h, size_t count) {
-  for (size_t k = 0; k < count; ++k) h[k] = h[k] > 0.0f ? h[k] : 0.0f;
-}
 
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order.
 void ReluMaskAndBiasGrad(const float* __restrict a, float* __restrict d, int B, int n,
@@ -112,9 +105,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
-    FillBias(params + bias_offset(l), B, width, h);
-    Gemm(precision, &ws->gemm, false, false, B, width, in, a, params + weight_offset(l), true, h);
-    ReluInPlace(h, static_cast<size_t>(B) * width);
+    GemmBiasRelu(precision, &ws->gemm, B, width, in, a, params + weight_offset(l), params + bias_offset(l), h);
     a = h;
   }
   if (output_ == Output::kRelu) {

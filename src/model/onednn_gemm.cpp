@@ -1,11 +1,13 @@
 // OnednnGemm through oneDNN matmul (model/onednn_gemm.h): strided memory descriptors express
-// the transposes, a sum post-op the accumulation; primitives are cached by shape.
+// the transposes, a sum post-op the accumulation, a bias and a ReLU post-op the fused
+// layer; primitives are cached by shape.
 #include "model/onednn_gemm.h"
 
 #include <omp.h>
 
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -36,10 +38,15 @@ memory::data_type OperandType(DensePrecision precision) {
   return precision == DensePrecision::kBf16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
+// A bias of n floats, broadcast over the rows of the product.
+memory::desc BiasDesc(int n) { return memory::desc(Dims{1, n}, memory::data_type::f32, Dims{n, 1}); }
+
 }  // namespace
 
 struct OnednnGemm::Impl {
-  using Shape = std::tuple<DensePrecision, bool, bool, int, int, int, bool>;
+  // What follows the product: nothing, C += (accumulate), or C = relu(product + bias).
+  enum class Epilogue { kNone, kAccumulate, kBiasRelu };
+  using Shape = std::tuple<DensePrecision, bool, bool, int, int, int, Epilogue>;
   // Distinct shapes are few (three products a layer, a batch size or two), but a pass's
   // last batch may differ from pass to pass: the cache is cleared when it grows past this.
   static constexpr size_t kMaxShapes = 64;
@@ -50,15 +57,35 @@ struct OnednnGemm::Impl {
     auto it = primitives.find(shape);
     if (it != primitives.end()) return it->second;
     if (primitives.size() >= kMaxShapes) primitives.clear();
-    const auto [precision, trans_a, trans_b, M, N, K, accumulate] = shape;
+    const auto [precision, trans_a, trans_b, M, N, K, epilogue] = shape;
     dnnl::post_ops ops;
-    if (accumulate) ops.append_sum(1.0f);
+    if (epilogue == Epilogue::kAccumulate) ops.append_sum(1.0f);
+    if (epilogue == Epilogue::kBiasRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     const memory::data_type type = OperandType(precision);
-    const dnnl::matmul::desc desc(MatrixDesc(M, K, trans_a, type), MatrixDesc(K, N, trans_b, type),
-                                  MatrixDesc(M, N, false, memory::data_type::f32));
+    const memory::desc a = MatrixDesc(M, K, trans_a, type), b = MatrixDesc(K, N, trans_b, type);
+    const memory::desc c = MatrixDesc(M, N, false, memory::data_type::f32);
+    const dnnl::matmul::desc desc = epilogue == Epilogue::kBiasRelu
+                                        ? dnnl::matmul::desc(a, b, BiasDesc(N), c)
+                                        : dnnl::matmul::desc(a, b, c);
     return primitives.emplace(shape, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine))).first->second;
+  }
+
+  // C = op(A) op(B) and its epilogue (bias: N floats for kBiasRelu).
+  void Run(const Shape& shape, const float* A, const float* B, const float* bias, float* C) {
+    const auto [precision, trans_a, trans_b, M, N, K, epilogue] = shape;
+    omp_set_num_threads(threads);  // this thread's OpenMP team for oneDNN
+    const memory::data_type type = OperandType(precision);
+    memory a(MatrixDesc(M, K, trans_a, type), engine, Operand(precision, A, static_cast<size_t>(M) * K, &a16));
+    memory b(MatrixDesc(K, N, trans_b, type), engine, Operand(precision, B, static_cast<size_t>(K) * N, &b16));
+    memory c(MatrixDesc(M, N, false, memory::data_type::f32), engine, C);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
+    if (epilogue == Epilogue::kBiasRelu) {
+      args.emplace(DNNL_ARG_BIAS, memory(BiasDesc(N), engine, const_cast<float*>(bias)));  // read only
+    }
+    Primitive(shape).execute(stream, args);
+    stream.wait();
   }
 
   const int threads;
@@ -78,15 +105,13 @@ OnednnGemm::~OnednnGemm() = default;
 
 void OnednnGemm::Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
                      const float* B, bool accumulate, float* C) {
-  Impl& d = *impl_;
-  omp_set_num_threads(d.threads);  // this thread's OpenMP team for oneDNN
-  const memory::data_type type = OperandType(precision);
-  memory a(MatrixDesc(M, K, trans_a, type), d.engine, Operand(precision, A, static_cast<size_t>(M) * K, &d.a16));
-  memory b(MatrixDesc(K, N, trans_b, type), d.engine, Operand(precision, B, static_cast<size_t>(K) * N, &d.b16));
-  memory c(MatrixDesc(M, N, false, memory::data_type::f32), d.engine, C);
-  dnnl::matmul& mm = d.Primitive(Impl::Shape{precision, trans_a, trans_b, M, N, K, accumulate});
-  mm.execute(d.stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
-  d.stream.wait();
+  const auto epilogue = accumulate ? Impl::Epilogue::kAccumulate : Impl::Epilogue::kNone;
+  impl_->Run(Impl::Shape{precision, trans_a, trans_b, M, N, K, epilogue}, A, B, nullptr, C);
+}
+
+void OnednnGemm::RunBiasRelu(DensePrecision precision, int M, int N, int K, const float* A, const float* B,
+                             const float* bias, float* C) {
+  impl_->Run(Impl::Shape{precision, false, false, M, N, K, Impl::Epilogue::kBiasRelu}, A, B, bias, C);
 }
 
 }  // namespace strata

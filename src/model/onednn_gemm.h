@@ -37,6 +37,12 @@ class OnednnGemm {
   void Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
            const float* B, bool accumulate, float* C);
 
+  // C (M, N) = max(0, A B + bias): A (M, K), B (K, N), bias (N) added to every row, in one
+  // pass over C. The same bits as Run into C filled with the bias with accumulate, then a
+  // ReLU.
+  void RunBiasRelu(DensePrecision precision, int M, int N, int K, const float* A, const float* B,
+                   const float* bias, float* C);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -1,9 +1,10 @@
 // OnednnGemm in fp32 and with bf16 operands against a scalar reference on the same
-// (bf16-rounded) operands, in every transpose and with accumulation; the same bits for 1 and
-// 2 threads; and the Mlp's bf16 forward and backward against its fp32 ones. The bf16 cases
+// (bf16-rounded) operands, in every transpose and with accumulation; the fused bias and ReLU
+// against the bias, an accumulating product and a ReLU; the same bits for 1 and 2 threads; and the Mlp's bf16 forward and backward against its fp32 ones. The bf16 cases
 // are skipped, with a message, on a CPU without bf16 instructions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -72,6 +73,28 @@ TEST_CASE("onednn gemm: every transpose, with and without accumulation, against 
         }
       }
     }
+  }
+}
+
+TEST_CASE("onednn gemm: a fused bias and ReLU gives the bits of the bias, an accumulating product and a ReLU") {
+  OnednnGemm gemm(1);
+  const int M = 300, N = 70, K = 129;
+  const auto A = Random(11, static_cast<size_t>(M) * K), B = Random(12, static_cast<size_t>(K) * N);
+  const auto bias = Random(13, N);
+  for (DensePrecision precision : Precisions()) {
+    std::vector<float> fused(static_cast<size_t>(M) * N), apart(fused.size());
+    gemm.RunBiasRelu(precision, M, N, K, A.data(), B.data(), bias.data(), fused.data());
+    for (int i = 0; i < M; ++i) std::copy(bias.begin(), bias.end(), apart.begin() + static_cast<size_t>(i) * N);
+    gemm.Run(precision, false, false, M, N, K, A.data(), B.data(), true, apart.data());
+    size_t zeros = 0;
+    for (float& v : apart) {
+      v = std::max(v, 0.0f);
+      zeros += v == 0.0f;
+    }
+    INFO("bf16 " << (precision == DensePrecision::kBf16));
+    CHECK(fused == apart);
+    CHECK(zeros > apart.size() / 4);  // the ReLU cut about half
+    CHECK(zeros < apart.size() * 3 / 4);
   }
 }
 

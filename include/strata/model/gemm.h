@@ -25,4 +25,8 @@ struct GemmContext {
 void Gemm(DensePrecision precision, GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K,
           const float* A, const float* B, bool accumulate, float* C);
 
+// A layer's forward in one pass over C: C (M, N) = max(0, A (M, K) B (K, N) + bias (N)).
+void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, const float* A,
+                  const float* B, const float* bias, float* C);
+
 }  // namespace strata
