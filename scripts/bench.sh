@@ -127,36 +127,37 @@ section_trainer_vs_torch() {
 # 1 worker x 1 thread with the per-worker batch halved (both run the same global steps of
 # 4096 examples as PyTorch); PyTorch at its two good settings on a 2-core machine (its
 # default, 2 threads with a spinning OpenMP pool, is slower: the pool and the BLAS threads
-# fight). Fills eps[...] and auc[...] of the caller.
+# fight). The four settings take turns, one run each a round, so a change in the machine's
+# load over the section weighs on every one alike. Fills eps[...] and auc[...] of the caller.
 trainer_vs_torch_runs() {
-  local precision=$1 cfg name np threads batch policy r v a
-  for cfg in "strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048"; do
-    IFS=: read -r name np threads batch <<<"$cfg"
-    v=()
-    for r in $(seq "$RUNS"); do
+  local precision=$1 cfg name np threads batch policy r
+  local strata_cfgs=("strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048")
+  local torch_cfgs=("torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE")
+  local -A runs=() last_auc=()
+  for r in $(seq "$RUNS"); do
+    for cfg in "${strata_cfgs[@]}"; do
+      IFS=: read -r name np threads batch <<<"$cfg"
       run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" \
         --threads "$threads" --batch-size "$batch" --pass-examples 4194304 --dense-precision "$precision"
-      v+=("$(json_field "$WORK/s.jsonl" examples_per_s)")
-      a=$(json_field "$WORK/s.jsonl" eval_auc)
+      runs[$name]+="$(json_field "$WORK/s.jsonl" examples_per_s) "
+      last_auc[$name]=$(json_field "$WORK/s.jsonl" eval_auc)
     done
-    eps[$name $precision]=$(median "${v[@]}")
-    auc[strata $precision]=$a
-    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" "$a" \
-      "$(printf '%.0f ' "${v[@]}")"
-  done
-  for cfg in "torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE"; do
-    IFS=: read -r name threads policy <<<"$cfg"
-    v=()
-    for r in $(seq "$RUNS"); do
+    for cfg in "${torch_cfgs[@]}"; do
+      IFS=: read -r name threads policy <<<"$cfg"
       run_torch "$WORK/t.log" "${model[@]}" "${io[@]}" --batch-size 4096 --threads "$threads" \
         --dense-precision "$precision" ${policy:+--omp-wait-policy "$policy"}
-      v+=("$(torch_field "$WORK/t.log" examples_per_s)")
-      a=$(torch_field "$WORK/t.log" eval_auc)
+      runs[$name]+="$(torch_field "$WORK/t.log" examples_per_s) "
+      last_auc[$name]=$(torch_field "$WORK/t.log" eval_auc)
     done
-    eps[$name $precision]=$(median "${v[@]}")
-    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" "$a" \
-      "$(printf '%.0f ' "${v[@]}")"
   done
+  for cfg in "${strata_cfgs[@]}" "${torch_cfgs[@]}"; do
+    name=${cfg%%:*}
+    # shellcheck disable=SC2086  # the runs are a space-separated list
+    eps[$name $precision]=$(median ${runs[$name]})
+    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" \
+      "${last_auc[$name]}" "$(printf '%.0f ' ${runs[$name]})"
+  done
+  auc[strata $precision]=${last_auc[strata 2 ranks]}
   eps[strata best $precision]=$(printf '%s\n' "${eps[strata 1 rank $precision]}" "${eps[strata 2 ranks $precision]}" | sort -g | tail -1)
   eps[torch best $precision]=$(printf '%s\n' "${eps[torch 1 thread $precision]}" "${eps[torch 2 threads PASSIVE $precision]}" | sort -g | tail -1)
   printf '  %-34s %9.0f examples/s\n' "strata best" "${eps[strata best $precision]}" "torch best" "${eps[torch best $precision]}"
