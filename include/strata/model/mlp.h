@@ -2,10 +2,11 @@
 // (Output::kLogit: the CTR tower, whose input is the pooled slots, slot-major, then the
 // dense features, or a model's interaction; strata/model/dense_model.h), or ReLU layers only
 // (Output::kRelu: DLRM's bottom MLP). The matrix products go through Gemm
-// (strata/model/gemm.h): CBLAS in fp32, or, when a call asks for DensePrecision::kBf16,
-// bf16 operands with fp32 accumulation; the parameters, activations, gradients and the
-// output layer's dot products stay fp32 either way. Bias adds, ReLU masks and the
-// bias-gradient column sums are loops. Every row of a batch is computed independently of
+// (strata/model/gemm.h, oneDNN's matmul): fp32, or, when a call asks for
+// DensePrecision::kBf16, bf16 operands with fp32 accumulation; the parameters, activations,
+// gradients and the output layer's dot products (CBLAS) stay fp32 either way. A hidden
+// layer's bias add and ReLU are fused into its forward product; ReLU masks and the
+// bias-gradient column sums backward are loops. Every row of a batch is computed independently of
 // the others (its output and its input gradient do not depend on the batch's other rows);
 // only the parameter gradients sum over the batch, in row order.
 //
@@ -16,8 +17,8 @@
 // at weight_offset(l) and bias_offset(l). Checkpoints and the CUDA backend use this layout.
 //
 // Thread safety: an Mlp is immutable after construction and may be shared by threads; a
-// Workspace belongs to one caller at a time. The BLAS calls use OpenBLAS's own threads
-// (set with openblas_set_num_threads); concurrent callers each need their own Workspace.
+// Workspace belongs to one caller at a time. The products use oneDNN's OpenMP threads (the
+// Workspace's GemmContext::threads); concurrent callers each need their own Workspace.
 #pragma once
 
 #include <cstddef>
