@@ -143,7 +143,7 @@ else
   [ -x "$BUILD/strata-unit-tests" ] || { note "gpu-check: no build to test"; exit 1; }
 fi
 find_libraries >"$LOGS/libraries.log" 2>&1; record libraries $? 0
-export PYTHON=python3 PY3=python3 OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
+export PYTHON=python3 PY3=python3 OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 wanted unit && step unit-cuda unit_tests
 wanted e2e && step e2e-gpu env BUILD="$BUILD" bash test/e2e/test_gpu.sh
 if [ -n "${build_pid:-}" ]; then wait "$build_pid" || failed=1; fi

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
@@ -68,6 +69,17 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
                "the MLP computes in fp32\n");
   }
   return Status::OK();
+}
+
+// A host worker with more than one thread runs its products on an OpenMP team, whose idle
+// threads spin unless OMP_WAIT_POLICY is passive; the OpenMP runtime reads it when it
+// loads, so rank 0 can only tell the user.
+void NoteOpenMpWaitPolicy(const TrainOptions& o, int threads, const Comm& comm) {
+  if (comm.rank() != 0 || UsesCuda(o) || threads <= o.workers_per_rank || std::getenv("OMP_WAIT_POLICY")) return;
+  fmt::print("strata-train: OMP_WAIT_POLICY is not set: the MLP's products run on {} OpenMP threads a worker, whose "
+             "idle threads spin and slow the pipeline's stages; set OMP_WAIT_POLICY=PASSIVE in every rank's "
+             "environment\n",
+             threads / o.workers_per_rank);
 }
 
 // The CUDA devices of this rank's workers (CudaDevicesFor over --cuda-devices and the rank's
@@ -164,6 +176,7 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   }
   if (UsesCuda(o) && out->placement.devices.empty()) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
   STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, out->placement, &out->hbm));
+  NoteOpenMpWaitPolicy(o, out->threads, *comm);
   return NewServer(o, comm->rank(), out->threads, &out->server);
 }
 

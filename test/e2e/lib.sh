@@ -3,8 +3,8 @@
 BUILD=${BUILD:-build}
 MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo"
 export OMPI_MCA_rmaps_base_oversubscribe=1
-# OpenBLAS's idle threads would spin on sched_yield, taking the pipeline's cores (README).
-export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
+# OpenBLAS's and OpenMP's idle threads would spin, taking the pipeline's cores (README).
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 TRAIN="$BUILD/strata-train"
 DATAGEN="$BUILD/strata-datagen"
 INSPECT="$BUILD/strata-inspect"

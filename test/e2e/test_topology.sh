@@ -4,8 +4,8 @@
 # learning-rate schedule (warm-up, then cosine decay) that follows the global step; for
 # element-wise Adagrad, row-wise Adagrad (whose run also resumes exactly from a mid-run
 # checkpoint on another topology), lazy Adam and FTRL with L1 (whose zeroed rows
-# strata-inspect summary counts); and with the MLP's products in bf16. The final records' MPI
-# bytes are at least their lower bound.
+# strata-inspect summary counts); with workers of 2 threads (an OpenMP team each); and with the
+# MLP's products in bf16. The final records' MPI bytes are at least their lower bound.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -13,7 +13,7 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 run() {  # NAME TOPOLOGY [flags...]
   local name=$1 topo=$2; shift 2
   run_logged "$dir/$name.log" "run $name" \
-    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads 1 --pass-examples 6000 \
+    $MPIRUN -np "${topo%x*}" "$TRAIN" --config configs/tiny.flags --workers-per-rank "${topo#*x}" --threads "${THREADS:-1}" --pass-examples 6000 \
     --warmup-steps 3 --lr-decay cosine --decay-start 5 --decay-steps 20 --end-lr 0.2 \
     --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" \
     --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" "$@"
@@ -41,6 +41,14 @@ for opt in adagrad rowwise-adagrad adam ftrl; do
   same_model "$opt-1x4" "$opt-2x2" 1e-5
   same_model "$opt-1x4" "$opt-4x1" 1e-5
 done
+# Workers of 2 threads each run their products on an OpenMP team of 2: the same model (no
+# product splits a sum over threads); with OMP_WAIT_POLICY unset, rank 0 says to set it.
+(unset OMP_WAIT_POLICY; THREADS=8 run adagrad-1x4-teams 1x4 --sparse-optimizer adagrad)
+same_model adagrad-1x4 adagrad-1x4-teams 1e-5
+grep -q "OMP_WAIT_POLICY is not set: the MLP's products run on 2 OpenMP threads a worker" "$dir/adagrad-1x4-teams.log" \
+  || die_with_log "$dir/adagrad-1x4-teams.log" "no notice of the unset OMP_WAIT_POLICY"
+! grep -q "OMP_WAIT_POLICY is not set" "$dir/adagrad-1x4.log" || die "a notice of OMP_WAIT_POLICY with one thread a worker"
+echo "ok: workers of 2 OpenMP threads train the same model, and the notice of the unset wait policy"
 grep -q "rows of 44 B with rowwise-adagrad state" "$dir/rowwise-adagrad-1x4.log" \
   || die_with_log "$dir/rowwise-adagrad-1x4.log" "the start line does not report row-wise Adagrad's 44-byte rows (dim 8)"
 second=$(ls -d "$dir"/ck-rowwise-adagrad/ckpt-* | sed -n 2p)
