@@ -4,8 +4,8 @@
 // replica, since every virtual device of a rank shares its memory and all replicas would
 // be identical anyway.
 // Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
-// through OpenBLAS (or oneDNN with --dense-precision bf16), whose own threads are used only
-// when one worker runs at a time.
+// through oneDNN (strata/model/gemm.h), on an OpenMP team of the rank's threads only when one
+// worker runs at a time (HbmOptions::gemm_threads).
 #include <cblas.h>
 
 #include <algorithm>
@@ -33,8 +33,7 @@ class HostHbmPs final : public HbmPs {
       : spec_(o.spec), layout_(RowLayoutOf(o.spec)), model_(o.spec), precision_(o.dense_precision), pool_(std::max(1, o.threads)),
         optimizer_(o.spec.dense_optimizer, o.spec.lr_dense, model_.num_params()) {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
-    // Concurrent workers each take a core; a lone worker lets OpenBLAS (or oneDNN) use them all.
-    const int gemm_threads = o.workers >= o.threads ? 1 : std::max(1, o.threads / o.workers);
+    const int gemm_threads = o.gemm_threads();
     for (int g = 0; g < o.workers; ++g) {
       workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}, {}});
     }

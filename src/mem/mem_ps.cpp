@@ -599,7 +599,7 @@ class MemPsImpl final : public MemPs {
   template <typename KeepOf>
   Status EvictStripes(const KeepOf& keep_of) {
     FlushBatch batch;
-    batch.Reserve(options_.flush_batch_rows + options_.flush_batch_rows / 8, row_bytes_);  // and a stripe's victims past it
+    batch.Reserve(options_.eviction_batch_rows(), row_bytes_);
     for (size_t j = 0; j < stripes_.size(); ++j) {
       Stripe& s = *stripes_[j];
       {

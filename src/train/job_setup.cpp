@@ -74,12 +74,12 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
 // A host worker with more than one thread runs its products on an OpenMP team, whose idle
 // threads spin unless OMP_WAIT_POLICY is passive; the OpenMP runtime reads it when it
 // loads, so rank 0 can only tell the user.
-void NoteOpenMpWaitPolicy(const TrainOptions& o, int threads, const Comm& comm) {
-  if (comm.rank() != 0 || UsesCuda(o) || threads <= o.workers_per_rank || std::getenv("OMP_WAIT_POLICY")) return;
+void NoteOpenMpWaitPolicy(const TrainOptions& o, const HbmOptions& backend, const Comm& comm) {
+  if (comm.rank() != 0 || UsesCuda(o) || backend.gemm_threads() == 1 || std::getenv("OMP_WAIT_POLICY")) return;
   fmt::print("strata-train: OMP_WAIT_POLICY is not set: the MLP's products run on {} OpenMP threads a worker, whose "
              "idle threads spin and slow the pipeline's stages; set OMP_WAIT_POLICY=PASSIVE in every rank's "
              "environment\n",
-             threads / o.workers_per_rank);
+             backend.gemm_threads());
 }
 
 // The CUDA devices of this rank's workers (CudaDevicesFor over --cuda-devices and the rank's
@@ -90,9 +90,9 @@ Status PlaceCudaWorkers(const TrainOptions& o, const Comm& comm, CudaPlacement* 
   return CudaDevicesFor(o.workers_per_rank, o.cuda_devices, comm.local_rank(), comm.local_size(), visible, out);
 }
 
-// The backend computes on f32 rows; WithRowDtype converts those of another --row-dtype.
-Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, const CudaPlacement& placement,
-                  std::unique_ptr<HbmPs>* out) {
+// The backend's options: it computes on f32 rows (NewBackend converts those of another
+// --row-dtype).
+HbmOptions BackendOptions(const TrainOptions& o, int threads, DensePrecision precision, const CudaPlacement& placement) {
   HbmOptions ho;
   ho.dense_precision = precision;
   ho.spec = o.model;
@@ -101,6 +101,11 @@ Status NewBackend(const TrainOptions& o, int threads, DensePrecision precision, 
   ho.devices = placement.devices;
   ho.threads = threads;
   ho.max_batch = o.batch_size;
+  return ho;
+}
+
+// WithRowDtype converts the rows of another --row-dtype than the backend's f32.
+Status NewBackend(const TrainOptions& o, const HbmOptions& ho, std::unique_ptr<HbmPs>* out) {
   std::unique_ptr<HbmPs> inner;
   if (UsesCuda(o)) {
     STRATA_RETURN_IF_ERROR(NewCudaHbmPs(ho, &inner));
@@ -175,8 +180,9 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
     return Status::InvalidArgument("--cuda-devices is for the CUDA backend (--device cuda)");
   }
   if (UsesCuda(o) && out->placement.devices.empty()) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
-  STRATA_RETURN_IF_ERROR(NewBackend(o, out->threads, out->dense_precision, out->placement, &out->hbm));
-  NoteOpenMpWaitPolicy(o, out->threads, *comm);
+  const HbmOptions backend = BackendOptions(o, out->threads, out->dense_precision, out->placement);
+  STRATA_RETURN_IF_ERROR(NewBackend(o, backend, &out->hbm));
+  NoteOpenMpWaitPolicy(o, backend, *comm);
   return NewServer(o, comm->rank(), out->threads, &out->server);
 }
 

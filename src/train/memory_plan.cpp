@@ -95,7 +95,7 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
     p.dram.push_back({"MEM-PS cache", std::min(budget, model * (rb + kMemPsRowOverheadBytes)), "--mem-cache-gb"});
     p.dram.push_back({"SSD-PS index and the MEM-PS's filter", model * (kSsdIndexBytesPerKey + kWrittenFilterBytesPerKey), ""});
     p.dram.push_back({"SSD-PS write buffers", static_cast<double>(SsdOptions().write_buffer_total()), ""});
-    p.dram.push_back({"MEM-PS eviction batch", static_cast<double>(MemPsOptions().flush_batch_rows) * (rb + sizeof(uint64_t) + 1), ""});
+    p.dram.push_back({"MEM-PS eviction batch", static_cast<double>(MemPsOptions().eviction_batch_rows()) * (rb + sizeof(uint64_t) + 1), ""});
     const double records = model * (rb + ssd::kRecordOverhead);
     p.disk.push_back({"SSD-PS (at most 2x live rows + one segment)", 2 * records + o.ssd_segment_mb * (1 << 20), "--ssd-dir"});
   } else {

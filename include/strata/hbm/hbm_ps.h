@@ -17,6 +17,8 @@
 // call but SwapIn. Every other call requires that no other call is in progress.
 #pragma once
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -142,6 +144,10 @@ struct HbmOptions {
   // Host backend: the MLP's products in ComputeGradients (Predict is always fp32).
   // kBf16 REQUIRES OnednnGemm::Bf16Supported().
   DensePrecision dense_precision = DensePrecision::kFp32;
+
+  // Host backend: the threads of each worker's products (an OpenMP team). Concurrent
+  // workers each take a core; a lone worker's products use them all.
+  int gemm_threads() const { return workers >= threads ? 1 : std::max(1, threads / workers); }
 };
 
 // Host backend: real CPU training, multi-threaded. Always available.

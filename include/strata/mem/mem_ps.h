@@ -58,6 +58,10 @@ struct MemPsOptions {
   // can then put beside the next pull's gets) refill the cache to its budget, not past it.
   // A Put that takes a stripe over the budget all the same evicts that stripe.
   bool evict_in_calls = true;
+
+  // Rows an eviction's write batch is reserved for: a full batch, and the victims of the
+  // stripe that fills it, which go in with it.
+  size_t eviction_batch_rows() const { return flush_batch_rows + flush_batch_rows / 8; }
 };
 
 // DRAM bytes a cached row costs beyond its row_bytes: its 20-byte policy entry (key, freq,
