@@ -644,6 +644,29 @@ section_larger_than_memory() {
 
 # ---- main -------------------------------------------------------------------------------------
 
+# OpenBLAS picks its kernels by CPU model at load time, and a release older than the CPU takes
+# it for a Prescott (SSE3): Debian 12's 0.3.21 does so on an Emerald Rapids Xeon, where
+# PyTorch's fp32 products then run at a third of their speed. Where that happens and
+# OPENBLAS_CORETYPE is unset, it names the newest kernels the CPU's flags allow, for both
+# sides (strata's output layer uses OpenBLAS too), so the peer runs at its best.
+openblas_coretype() {
+  [ -z "${OPENBLAS_CORETYPE+set}" ] || return 0
+  local core flags
+  core=$(OPENBLAS_VERBOSE=2 "$PY" -c "import ctypes; ctypes.CDLL('libopenblas.so.0')" 2>&1 | sed -n 's/^Core: //p')
+  [ "$core" = Prescott ] || return 0
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
+  case "$flags" in
+    *" avx512_bf16 "*) export OPENBLAS_CORETYPE=Cooperlake ;;
+    *" avx512f "*) export OPENBLAS_CORETYPE=SkylakeX ;;
+    *" avx2 "*) export OPENBLAS_CORETYPE=Haswell ;;
+    *) return 0 ;;
+  esac
+  echo "== OpenBLAS took this CPU for a Prescott: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every run"
+  echo
+}
+
+openblas_coretype
+
 SECTIONS=${BENCH_SECTIONS:-"trainer_vs_torch criteo_auc samples mpi models lifecycle checkpoint ssd cache_policy pipeline larger_than_memory"}
 for s in $SECTIONS; do
   start=$(date +%s)

@@ -10,10 +10,10 @@ namespace {
 
 CpuIsa Cap() {
   const char* want = std::getenv("STRATA_ISA");
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16}) {
     if (want != nullptr && std::strcmp(want, CpuIsaName(isa)) == 0) return isa;
   }
-  return CpuIsa::kAvx512;
+  return CpuIsa::kAvx512Bf16;
 }
 
 }  // namespace
@@ -24,6 +24,8 @@ const char* CpuIsaName(CpuIsa isa) {
       return "avx2";
     case CpuIsa::kAvx512:
       return "avx512";
+    case CpuIsa::kAvx512Bf16:
+      return "avx512bf16";
     case CpuIsa::kBaseline:
       break;
   }
@@ -34,6 +36,7 @@ std::vector<CpuIsa> SupportedIsas() {
   std::vector<CpuIsa> isas{CpuIsa::kBaseline};
   if (__builtin_cpu_supports("avx2")) isas.push_back(CpuIsa::kAvx2);
   if (__builtin_cpu_supports("avx512f")) isas.push_back(CpuIsa::kAvx512);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) isas.push_back(CpuIsa::kAvx512Bf16);
   return isas;
 }
 

@@ -15,12 +15,12 @@ OnednnGemm& Library(GemmContext* ctx) {
 }  // namespace
 
 void Gemm(DensePrecision precision, GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K,
-          const float* A, const float* B, bool accumulate, float* C) {
+          GemmOperand A, GemmOperand B, bool accumulate, float* C) {
   Library(ctx).Run(precision, trans_a, trans_b, M, N, K, A, B, accumulate, C);
 }
 
-void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, const float* A,
-                  const float* B, const float* bias, float* C) {
+void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, GemmOperand A,
+                  GemmOperand B, const float* bias, float* C) {
   Library(ctx).RunBiasRelu(precision, M, N, K, A, B, bias, C);
 }
 

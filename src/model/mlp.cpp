@@ -14,6 +14,7 @@
 
 #include "strata/common/partition.h"
 #include "strata/model/gemm.h"
+#include "strata/model/update_kernels.h"
 #include "strata/model/update_math.h"
 
 namespace strata {
@@ -42,6 +43,20 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
     float* row = out + static_cast<size_t>(i) * n;
     for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
   }
+}
+
+// x (n floats) as a product's operand: for kBf16 with its rounding, made in *to (grown as
+// needed) for the products that read it again.
+GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to) {
+  if (precision == DensePrecision::kFp32) return x;
+  if (to->size() < n) to->resize(n);
+  Kernels().to_bf16(to->data(), x, n);
+  return GemmOperand(x, to->data());
+}
+
+// x as a product's operand with the rounding Rounded made of it in `kept`, for kBf16.
+GemmOperand Kept(DensePrecision precision, const float* x, const std::vector<uint16_t>& kept) {
+  return precision == DensePrecision::kBf16 ? GemmOperand(x, kept.data()) : GemmOperand(x);
 }
 
 }  // namespace
@@ -95,6 +110,8 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   }
   ws.grad_a.resize(static_cast<size_t>(max_batch) * widest);
   ws.grad_b.resize(static_cast<size_t>(max_batch) * widest);
+  ws.input16.resize(relu_layers());
+  ws.weights16.resize(relu_layers());
   return ws;
 }
 
@@ -105,7 +122,10 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
-    GemmBiasRelu(precision, &ws->gemm, B, width, in, a, params + weight_offset(l), params + bias_offset(l), h);
+    const GemmOperand x = Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l]);
+    const GemmOperand w =
+        Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width, &ws->weights16[l]);
+    GemmBiasRelu(precision, &ws->gemm, B, width, in, x, w, params + bias_offset(l), h);
     a = h;
   }
   if (output_ == Output::kRelu) {
@@ -155,11 +175,13 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
   for (int l = relu_layers() - 1; l >= 0; --l) {
     const int in = fan_in(l), width = fan_out(l);
     const float* a = layer_input(l);
-    const float* w = params + weight_offset(l);
-    Gemm(precision, &ws->gemm, true, false, in, width, B, a, dz, false, dparams + weight_offset(l));
+    const GemmOperand x = Kept(precision, a, ws->input16[l]);
+    const GemmOperand w = Kept(precision, params + weight_offset(l), ws->weights16[l]);
     float* da = l == 0 ? dinput : spare;
+    const GemmOperand g = da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16) : dz;
+    Gemm(precision, &ws->gemm, true, false, in, width, B, x, g, false, dparams + weight_offset(l));
     if (da != nullptr) {
-      Gemm(precision, &ws->gemm, false, true, B, in, width, dz, w, false, da);
+      Gemm(precision, &ws->gemm, false, true, B, in, width, g, w, false, da);
     }
     if (l == 0) break;
     ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));

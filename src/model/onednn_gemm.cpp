@@ -26,11 +26,13 @@ memory::desc MatrixDesc(int rows, int cols, bool trans, memory::data_type type) 
   return memory::desc(Dims{rows, cols}, type, strides);
 }
 
-// The operand oneDNN reads: `in` itself in fp32, or its bf16 rounding in `scratch`.
-void* Operand(DensePrecision precision, const float* in, size_t n, std::vector<uint16_t>* scratch) {
-  if (precision == DensePrecision::kFp32) return const_cast<float*>(in);  // read only
+// The operand oneDNN reads (read only): its fp32 values, or for bf16 the caller's rounding
+// or else one made in `scratch`.
+void* Operand(DensePrecision precision, GemmOperand in, size_t n, std::vector<uint16_t>* scratch) {
+  if (precision == DensePrecision::kFp32) return const_cast<float*>(in.values);
+  if (in.bf16 != nullptr) return const_cast<uint16_t*>(in.bf16);
   scratch->resize(n);
-  Kernels().to_bf16(scratch->data(), in, n);
+  Kernels().to_bf16(scratch->data(), in.values, n);
   return scratch->data();
 }
 
@@ -73,7 +75,7 @@ struct OnednnGemm::Impl {
   }
 
   // C = op(A) op(B) and its epilogue (bias: N floats for kBiasRelu).
-  void Run(const Shape& shape, const float* A, const float* B, const float* bias, float* C) {
+  void Run(const Shape& shape, GemmOperand A, GemmOperand B, const float* bias, float* C) {
     const auto [precision, trans_a, trans_b, M, N, K, epilogue] = shape;
     omp_set_num_threads(threads);  // this thread's OpenMP team for oneDNN
     const memory::data_type type = OperandType(precision);
@@ -103,13 +105,13 @@ OnednnGemm::OnednnGemm(int threads) : impl_(std::make_unique<Impl>(threads < 1 ?
 
 OnednnGemm::~OnednnGemm() = default;
 
-void OnednnGemm::Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
-                     const float* B, bool accumulate, float* C) {
+void OnednnGemm::Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A,
+                     GemmOperand B, bool accumulate, float* C) {
   const auto epilogue = accumulate ? Impl::Epilogue::kAccumulate : Impl::Epilogue::kNone;
   impl_->Run(Impl::Shape{precision, trans_a, trans_b, M, N, K, epilogue}, A, B, nullptr, C);
 }
 
-void OnednnGemm::RunBiasRelu(DensePrecision precision, int M, int N, int K, const float* A, const float* B,
+void OnednnGemm::RunBiasRelu(DensePrecision precision, int M, int N, int K, GemmOperand A, GemmOperand B,
                              const float* bias, float* C) {
   impl_->Run(Impl::Shape{precision, false, false, M, N, K, Impl::Epilogue::kBiasRelu}, A, B, bias, C);
 }

@@ -1,7 +1,8 @@
 // OnednnGemm: the dense model's matrix products through oneDNN's matmul, in fp32 or with
-// bf16 operands (--dense-precision bf16) and fp32 accumulation. For bf16 the caller's fp32
-// operands are rounded (nearest, ties to even, as strata/common/half.h) into buffers this
-// object owns; fp32 operands are read in place. The product is written (or added) in fp32.
+// bf16 operands (--dense-precision bf16) and fp32 accumulation. For bf16 an operand's
+// rounding is read where the caller holds one (GemmOperand); otherwise its fp32 values
+// are rounded (nearest, ties to even, as strata/common/half.h) into buffers this object
+// owns. fp32 operands are read in place. The product is written (or added) in fp32.
 // oneDNN picks its kernels for the CPU at run time (AVX2, AVX-512, AVX512-BF16 or AMX);
 // Bf16Supported() says whether this CPU has bf16 instructions at all, and callers fall back
 // to fp32 where it has not.
@@ -34,13 +35,13 @@ class OnednnGemm {
   // C (M, N) = op(A) op(B), or C += op(A) op(B) when accumulate. All row-major and packed:
   // A is (M, K), or (K, M) when trans_a; B is (K, N), or (N, K) when trans_b. kBf16
   // REQUIRES Bf16Supported().
-  void Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
-           const float* B, bool accumulate, float* C);
+  void Run(DensePrecision precision, bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A,
+           GemmOperand B, bool accumulate, float* C);
 
   // C (M, N) = max(0, A B + bias): A (M, K), B (K, N), bias (N) added to every row, in one
   // pass over C. The same bits as Run into C filled with the bias with accumulate, then a
   // ReLU.
-  void RunBiasRelu(DensePrecision precision, int M, int N, int K, const float* A, const float* B,
+  void RunBiasRelu(DensePrecision precision, int M, int N, int K, GemmOperand A, GemmOperand B,
                    const float* bias, float* C);
 
  private:

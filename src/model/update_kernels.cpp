@@ -1,6 +1,9 @@
 // UpdateKernels: one loop body per kernel, inlined into a function per instruction set
-// (GCC's target attribute), where the compiler vectorizes it for that set.
+// (GCC's target attribute), where the compiler vectorizes it for that set; and the bf16
+// rounding in AVX512-BF16's own instruction.
 #include "strata/model/update_kernels.h"
+
+#include <immintrin.h>
 
 #include "strata/common/half.h"
 
@@ -44,6 +47,25 @@ STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))
 STRATA_UPDATE_KERNELS(Avx512, __attribute__((target("avx512f"))))
 
+// VCVTNEPS2BF16 rounds to nearest even and quiets NaNs as FloatToBf16 does, three times as
+// fast as the integer arithmetic, but reads a denormal input as zero: a block of 16 that
+// holds one is rounded by the loop instead.
+__attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to, const float* from, size_t n) {
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000), mantissa = _mm512_set1_epi32(0x007fffff);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(from + i);
+    const __m512i bits = _mm512_castps_si512(v);
+    if (_mm512_testn_epi32_mask(bits, exponent) & _mm512_test_epi32_mask(bits, mantissa)) {
+      ToBf16Loop(to + i, from + i, 16);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + i), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+    }
+  }
+  ToBf16Loop(to + i, from + i, n - i);
+}
+const UpdateKernels kAvx512Bf16{Avx512Add, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16};
+
 }  // namespace
 
 const UpdateKernels& UpdateKernelsFor(CpuIsa isa) {
@@ -52,6 +74,8 @@ const UpdateKernels& UpdateKernelsFor(CpuIsa isa) {
       return kAvx2;
     case CpuIsa::kAvx512:
       return kAvx512;
+    case CpuIsa::kAvx512Bf16:
+      return kAvx512Bf16;
     case CpuIsa::kBaseline:
       break;
   }

@@ -1,7 +1,9 @@
 // OnednnGemm in fp32 and with bf16 operands against a scalar reference on the same
 // (bf16-rounded) operands, in every transpose and with accumulation; the fused bias and ReLU
-// against the bias, an accumulating product and a ReLU; the same bits for 1 and 2 threads; and the Mlp's bf16 forward and backward against its fp32 ones. The bf16 cases
-// are skipped, with a message, on a CPU without bf16 instructions.
+// against the bias, an accumulating product and a ReLU; a caller's bf16 rounding read in place
+// of the values; the same bits for 1 and 2 threads; and the Mlp's bf16 forward and backward
+// against its fp32 ones. The bf16 cases are skipped, with a message, on a CPU without bf16
+// instructions.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -96,6 +98,37 @@ TEST_CASE("onednn gemm: a fused bias and ReLU gives the bits of the bias, an acc
     CHECK(zeros > apart.size() / 4);  // the ReLU cut about half
     CHECK(zeros < apart.size() * 3 / 4);
   }
+}
+
+// Rounds x to bf16 as the products do (FloatToBf16), each value scaled by `scale`.
+std::vector<uint16_t> RoundedBf16(const std::vector<float>& x, float scale) {
+  std::vector<uint16_t> r(x.size());
+  for (size_t k = 0; k < x.size(); ++k) r[k] = FloatToBf16(x[k] * scale);
+  return r;
+}
+
+TEST_CASE("onednn gemm: a bf16 product reads the caller's rounding of an operand where it has one") {
+  if (SkipWithoutBf16()) return;
+  OnednnGemm gemm(1);
+  const int M = 45, N = 33, K = 70;
+  const auto A = Random(21, static_cast<size_t>(M) * K), B = Random(22, static_cast<size_t>(K) * N);
+  const auto bias = Random(23, N);
+  const auto A16 = RoundedBf16(A, 1.0f), B16 = RoundedBf16(B, 1.0f);
+  std::vector<float> own(static_cast<size_t>(M) * N), given(own.size());
+  gemm.Run(DensePrecision::kBf16, false, false, M, N, K, A.data(), B.data(), false, own.data());
+  gemm.Run(DensePrecision::kBf16, false, false, M, N, K, GemmOperand(A.data(), A16.data()),
+           GemmOperand(B.data(), B16.data()), false, given.data());
+  CHECK(own == given);
+  gemm.RunBiasRelu(DensePrecision::kBf16, M, N, K, A.data(), B.data(), bias.data(), own.data());
+  gemm.RunBiasRelu(DensePrecision::kBf16, M, N, K, GemmOperand(A.data(), A16.data()), B.data(), bias.data(),
+                   given.data());
+  CHECK(own == given);
+  // A rounding of 2A in place of A's (exact: doubling keeps the mantissa) doubles the product.
+  const auto A2 = RoundedBf16(A, 2.0f);
+  gemm.Run(DensePrecision::kBf16, false, false, M, N, K, A.data(), B.data(), false, own.data());
+  gemm.Run(DensePrecision::kBf16, false, false, M, N, K, GemmOperand(A.data(), A2.data()), B.data(), false,
+           given.data());
+  for (size_t k = 0; k < own.size(); ++k) CHECK(given[k] == 2.0f * own[k]);
 }
 
 TEST_CASE("onednn gemm: the same bits whatever the thread count (the MLP's shapes)") {

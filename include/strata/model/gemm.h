@@ -5,6 +5,7 @@
 // safety: a GemmContext belongs to one caller at a time.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 namespace strata {
@@ -19,14 +20,23 @@ struct GemmContext {
   std::shared_ptr<OnednnGemm> onednn;  // made at the first product
 };
 
+// A product's operand: its fp32 values and, where the caller keeps one because several
+// products read it, their bf16 rounding (FloatToBf16 of each), which kBf16 products then
+// read instead of rounding the values again. A bare pointer converts to one without.
+struct GemmOperand {
+  GemmOperand(const float* v, const uint16_t* rounded = nullptr) : values(v), bf16(rounded) {}  // NOLINT
+  const float* values;
+  const uint16_t* bf16;
+};
+
 // C (M, N) = op(A) op(B), or C += op(A) op(B) when accumulate. Row-major and packed: A is
 // (M, K), or (K, M) when trans_a; B is (K, N), or (N, K) when trans_b. kBf16 REQUIRES
 // OnednnGemm::Bf16Supported().
 void Gemm(DensePrecision precision, GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K,
-          const float* A, const float* B, bool accumulate, float* C);
+          GemmOperand A, GemmOperand B, bool accumulate, float* C);
 
 // A layer's forward in one pass over C: C (M, N) = max(0, A (M, K) B (K, N) + bias (N)).
-void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, const float* A,
-                  const float* B, const float* bias, float* C);
+void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, GemmOperand A,
+                  GemmOperand B, const float* bias, float* C);
 
 }  // namespace strata

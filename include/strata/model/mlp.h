@@ -72,6 +72,12 @@ class Mlp {
     std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
     std::vector<float> grad_b;             // (max_batch, widest hidden) gradient pong
     GemmContext gemm;                      // the products' threads and bf16 buffers
+    // kBf16 only (grown at the first such Forward): the roundings that several products
+    // read, each made once: each hidden layer's input and weights, rounded by Forward and
+    // read again by Backward, and the gradient Backward feeds two products.
+    std::vector<std::vector<uint16_t>> input16;    // hidden layer l's input (B, fan_in(l))
+    std::vector<std::vector<uint16_t>> weights16;  // hidden layer l's weights
+    std::vector<uint16_t> grad16;                  // (B, fan_out(l)) of the layer at hand
   };
   Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 
