@@ -203,6 +203,25 @@ Status Comm::AllGather(const std::string& send, std::vector<std::string>* recv) 
   return Status::OK();
 }
 
+Status Comm::AllToAllFloats(const float* send, const FloatParts& send_parts, float* recv,
+                            const FloatParts& recv_parts) {
+  STRATA_RETURN_IF_ERROR(Check(MPI_Alltoallv(send, send_parts.counts.data(), send_parts.displs.data(), MPI_FLOAT,
+                                             recv, recv_parts.counts.data(), recv_parts.displs.data(), MPI_FLOAT,
+                                             handle_->comm),
+                               "MPI_Alltoallv"));
+  const int64_t sent = std::accumulate(send_parts.counts.begin(), send_parts.counts.end(), int64_t{0});
+  bytes_sent_ += static_cast<uint64_t>(sent - send_parts.counts[rank_]) * sizeof(float);
+  return Status::OK();
+}
+
+Status Comm::AllGatherFloats(float* data, const FloatParts& parts) {
+  STRATA_RETURN_IF_ERROR(Check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, parts.counts.data(),
+                                              parts.displs.data(), MPI_FLOAT, handle_->comm),
+                               "MPI_Allgatherv"));
+  bytes_sent_ += static_cast<uint64_t>(parts.counts[rank_]) * static_cast<uint64_t>(size_ - 1) * sizeof(float);
+  return Status::OK();
+}
+
 Status Comm::AgreeOn(const Status& local) {
   int64_t first_bad = local.ok() ? size_ : rank_;
   int64_t code = 0;

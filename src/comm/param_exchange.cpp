@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 
 #include "strata/comm/wire.h"
 #include "strata/common/partition.h"
@@ -435,31 +436,45 @@ Status ParamExchange::StoreOwnRows(const PassRouting& routing, const RowExport& 
   return keys.empty() ? Status::OK() : flush();
 }
 
+// Job worker q G + w is rank q's worker w. Rank r sums slice r of the vector over the job's
+// workers in that order, from an all-to-all of the slices, and the sums then gather in place.
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
-  const int ranks = comm_->size();
+  const int ranks = comm_->size(), me = comm_->rank();
+  const size_t workers = local.size();
+  if (n_ * workers > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) + " floats, over MPI's int counts");
+  }
   auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
-  std::vector<std::string> send(ranks), recv;
+  const size_t len = slice_begin(me + 1) - slice_begin(me);
+  Comm::FloatParts slices, sent, got;
   for (int r = 0; r < ranks; ++r) {
     const size_t b = slice_begin(r), e = slice_begin(r + 1);
-    for (const float* g : local) wire::PutBytes(&send[r], g + b, (e - b) * sizeof(float));
+    slices.counts.push_back(static_cast<int>(e - b));
+    slices.displs.push_back(static_cast<int>(b));
+    sent.counts.push_back(static_cast<int>(workers * (e - b)));
+    sent.displs.push_back(static_cast<int>(workers * b));
+    got.counts.push_back(static_cast<int>(workers * len));
+    got.displs.push_back(static_cast<int>(workers * len * r));
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
-  const size_t b = slice_begin(comm_->rank()), len = slice_begin(comm_->rank() + 1) - b;
-  std::vector<float> mine(len);
-  bool first = true;
-  for (int r = 0; r < ranks; ++r) {
-    const float* g = reinterpret_cast<const float*>(recv[r].data());
-    const size_t workers = recv[r].size() / (len * sizeof(float) + (len == 0));
-    for (size_t w = 0; w < workers && len > 0; ++w, g += len) {
-      if (first) std::copy(g, g + len, mine.begin());
-      else for (size_t i = 0; i < len; ++i) mine[i] += g[i];
-      first = false;
+  const float* send = local[0];
+  if (workers > 1) {  // part r: slice r of each worker in turn
+    packed_.resize(n_ * workers);
+    for (int r = 0; r < ranks; ++r) {
+      for (size_t w = 0; w < workers; ++w) {
+        std::copy_n(local[w] + slices.displs[r], slices.counts[r], packed_.data() + sent.displs[r] + w * slices.counts[r]);
+      }
     }
+    send = packed_.data();
   }
-  std::string part(reinterpret_cast<const char*>(mine.data()), len * sizeof(float));
-  std::vector<std::string> parts;
-  STRATA_RETURN_IF_ERROR(comm_->AllGather(part, &parts));
-  for (int r = 0; r < ranks; ++r) std::memcpy(sum + slice_begin(r), parts[r].data(), parts[r].size());
+  received_.resize(workers * len * ranks);
+  STRATA_RETURN_IF_ERROR(comm_->AllToAllFloats(send, sent, received_.data(), got));
+  float* mine = sum + slice_begin(me);
+  std::copy_n(received_.data(), len, mine);
+  for (size_t k = 1; k < workers * ranks; ++k) {
+    const float* g = received_.data() + k * len;
+    for (size_t i = 0; i < len; ++i) mine[i] += g[i];
+  }
+  STRATA_RETURN_IF_ERROR(comm_->AllGatherFloats(sum, slices));
   lower_bound_bytes_ += 2 * (static_cast<uint64_t>(ranks) - 1) * n_ * sizeof(float) / static_cast<uint64_t>(ranks);
   return Status::OK();
 }

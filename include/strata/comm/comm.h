@@ -51,6 +51,16 @@ class Comm {
   // recv[r] is rank r's bytes. Over 2 GiB in all is an error on every rank.
   Status AllGather(const std::string& send, std::vector<std::string>* recv);
 
+  // Collectives of floats whose layout every rank knows (no counts travel, nothing is
+  // copied on this side): counts[r] floats at displs[r] for each rank r.
+  struct FloatParts {
+    std::vector<int> counts, displs;
+  };
+  // send's part r goes to rank r; recv's part r came from rank r. Adds to bytes_sent().
+  Status AllToAllFloats(const float* send, const FloatParts& send_parts, float* recv, const FloatParts& recv_parts);
+  // In place: data's part r, as rank r holds it, reaches every rank. Adds to bytes_sent().
+  Status AllGatherFloats(float* data, const FloatParts& parts);
+
   // Every rank passes its local status; every rank gets back the error of the lowest rank
   // that had one (its message travels too), or OK when all were OK.
   Status AgreeOn(const Status& local);

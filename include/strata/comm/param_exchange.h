@@ -179,7 +179,9 @@ class ParamExchange {
 class DenseReducer {
  public:
   DenseReducer(Comm* comm, size_t n) : comm_(comm), n_(n) {}
-  // local: this rank's workers' gradients in order, each (n). sum: (n) out.
+  // local: this rank's workers' gradients in order, each (n); every rank has as many.
+  // sum: (n) out, the same bits on every rank and for every split of the workers into
+  // ranks (a fixed order of the job's workers).
   Status Reduce(const std::vector<const float*>& local, float* sum);
   // What a ring all-reduce of the sum sends from this rank, 2 (R - 1) / R of it a call:
   // the least any design moves for it (ParamExchange's lower bound).
@@ -189,6 +191,8 @@ class DenseReducer {
   Comm* comm_;
   size_t n_;
   uint64_t lower_bound_bytes_ = 0;
+  std::vector<float> packed_;    // with several workers: the parts to send, rank by rank
+  std::vector<float> received_;  // this rank's slice from every worker of the job, in order
 };
 
 }  // namespace strata
