@@ -115,6 +115,9 @@ $(BUILD)/obj/%.o: %.cpp
 	@echo "CXX  $<"
 	@$(CXX) $(CXXFLAGS) -c $< -o $@
 
+# The MLP's elementwise passes split over the OpenMP team its products run on.
+$(BUILD)/obj/src/model/mlp.o: CXXFLAGS += -fopenmp
+
 # Only the Parquet stream sees Arrow's headers; it rebuilds when make deps brings them.
 $(BUILD)/obj/src/data/parquet_stream.o: CXXFLAGS += $(ARROW_CFLAGS)
 $(BUILD)/obj/src/data/parquet_stream.o: $(wildcard deps/python/.complete-*)

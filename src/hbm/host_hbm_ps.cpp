@@ -221,25 +221,33 @@ class HostHbmPs final : public HbmPs {
   }
 
   // Builds the batch's gather index and the MLP input: sum-pooled (or mean-pooled:
-  // model/pooling.h) embeddings per slot,
-  // then the dense features.
+  // model/pooling.h) embeddings per slot, then the dense features. Examples are
+  // independent, so a lone worker splits them over the rank's threads.
   Status Pool(const Batch& batch, Worker* w) {
     STRATA_RETURN_IF_ERROR(IndexBatch(batch, w));
     const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
     const int B = batch.num_examples;
-    w->input.assign(static_cast<size_t>(B) * in, 0.0f);
+    w->input.resize(static_cast<size_t>(B) * in);
     const auto& ids = w->index.local_ids();
     const std::vector<uint8_t*>& rows = w->rows;
     const auto add = Kernels().add;
-    for (int i = 0; i < B; ++i) {
-      float* x = &w->input[static_cast<size_t>(i) * in];
-      for (int s = 0; s < S; ++s) {
-        for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
-          add(x + s * dim, RowLayout::Embedding(rows[ids[j]]), static_cast<size_t>(dim));
+    const auto pool_examples = [&](int begin, int end) {
+      for (int i = begin; i < end; ++i) {
+        float* x = &w->input[static_cast<size_t>(i) * in];
+        std::fill_n(x, S * dim, 0.0f);
+        for (int s = 0; s < S; ++s) {
+          for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
+            add(x + s * dim, RowLayout::Embedding(rows[ids[j]]), static_cast<size_t>(dim));
+          }
         }
+        std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
       }
-      std::memcpy(x + S * dim, &batch.dense[static_cast<size_t>(i) * batch.num_dense],
-                  sizeof(float) * batch.num_dense);
+    };
+    const int parts = workers_.size() == 1 ? std::min(pool_.size(), B) : 1;
+    if (parts > 1) {
+      pool_.ParallelFor(parts, [&](size_t p) { pool_examples(B * static_cast<int>(p) / parts, B * static_cast<int>(p + 1) / parts); });
+    } else {
+      pool_examples(0, B);
     }
     ScaleMeanSlots(batch, mean_, dim, in, w->input.data());
     return Status::OK();

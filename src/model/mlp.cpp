@@ -21,19 +21,32 @@ namespace strata {
 
 namespace {
 
-// d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order.
+// body(begin, end) over [0, n) in contiguous parts, one for each of up to `threads`
+// OpenMP threads (the team the products run on), parts of at least `grain`. Each part is
+// computed as one thread alone would, so the result does not depend on the split.
+template <typename Body>
+void InParts(int threads, size_t n, size_t grain, const Body& body) {
+  const int parts = static_cast<int>(std::max<size_t>(1, std::min<size_t>(threads, n / grain)));
+#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
+  for (int p = 0; p < parts; ++p) body(n * p / parts, n * (p + 1) / parts);
+}
+
+// d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the
+// columns split over `threads`.
 void ReluMaskAndBiasGrad(const float* __restrict a, float* __restrict d, int B, int n,
-                         float* __restrict db) {
-  std::fill(db, db + n, 0.0f);
-  for (int i = 0; i < B; ++i) {
-    const float* ar = a + static_cast<size_t>(i) * n;
-    float* dr = d + static_cast<size_t>(i) * n;
-    for (int j = 0; j < n; ++j) {
-      float v = ar[j] > 0.0f ? dr[j] : 0.0f;
-      dr[j] = v;
-      db[j] += v;
+                         float* __restrict db, int threads) {
+  InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
+    std::fill(db + begin, db + end, 0.0f);
+    for (int i = 0; i < B; ++i) {
+      const float* ar = a + static_cast<size_t>(i) * n;
+      float* dr = d + static_cast<size_t>(i) * n;
+      for (size_t j = begin; j < end; ++j) {
+        float v = ar[j] > 0.0f ? dr[j] : 0.0f;
+        dr[j] = v;
+        db[j] += v;
+      }
     }
-  }
+  });
 }
 
 // out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order).
@@ -46,11 +59,12 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
 }
 
 // x (n floats) as a product's operand: for kBf16 with its rounding, made in *to (grown as
-// needed) for the products that read it again.
-GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to) {
+// needed) on `threads` for the products that read it again.
+GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
   if (precision == DensePrecision::kFp32) return x;
   if (to->size() < n) to->resize(n);
-  Kernels().to_bf16(to->data(), x, n);
+  const auto to_bf16 = Kernels().to_bf16;
+  InParts(threads, n, size_t{1} << 16, [&](size_t begin, size_t end) { to_bf16(to->data() + begin, x + begin, end - begin); });
   return GemmOperand(x, to->data());
 }
 
@@ -122,9 +136,9 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
-    const GemmOperand x = Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l]);
+    const GemmOperand x = Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l], ws->gemm.threads);
     const GemmOperand w =
-        Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width, &ws->weights16[l]);
+        Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width, &ws->weights16[l], ws->gemm.threads);
     GemmBiasRelu(precision, &ws->gemm, B, width, in, x, w, params + bias_offset(l), h);
     a = h;
   }
@@ -153,7 +167,7 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
   if (output_ == Output::kRelu) {
     // dout is dLoss/d(the last ReLU's output): mask it into that layer's pre-activation.
     std::memcpy(dz, dout, static_cast<size_t>(B) * output_width() * sizeof(float));
-    ReluMaskAndBiasGrad(ws->act[last].data(), dz, B, fan_out(last), dparams + bias_offset(last));
+    ReluMaskAndBiasGrad(ws->act[last].data(), dz, B, fan_out(last), dparams + bias_offset(last), ws->gemm.threads);
   } else {
     // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
     const int in = fan_in(last);
@@ -168,7 +182,7 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     }
     // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
     OuterProduct(dout, params + weight_offset(last), B, in, dz);
-    ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1));
+    ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
   }
   // ReLU layers top-down: dz holds dLoss/dpre-activation of layer l (B, out), already
   // masked and with its bias gradient written.
@@ -178,13 +192,13 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     const GemmOperand x = Kept(precision, a, ws->input16[l]);
     const GemmOperand w = Kept(precision, params + weight_offset(l), ws->weights16[l]);
     float* da = l == 0 ? dinput : spare;
-    const GemmOperand g = da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16) : dz;
+    const GemmOperand g = da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16, ws->gemm.threads) : dz;
     Gemm(precision, &ws->gemm, true, false, in, width, B, x, g, false, dparams + weight_offset(l));
     if (da != nullptr) {
       Gemm(precision, &ws->gemm, false, true, B, in, width, g, w, false, da);
     }
     if (l == 0) break;
-    ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1));
+    ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
     std::swap(dz, spare);
   }
 }
