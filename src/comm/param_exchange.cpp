@@ -442,7 +442,8 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
   const int ranks = comm_->size(), me = comm_->rank();
   const size_t workers = local.size();
   if (n_ * workers > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) + " floats, over MPI's int counts");
+    return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) +
+                                   " floats, over MPI's int counts");
   }
   auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
   const size_t len = slice_begin(me + 1) - slice_begin(me);
@@ -461,7 +462,8 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
     packed_.resize(n_ * workers);
     for (int r = 0; r < ranks; ++r) {
       for (size_t w = 0; w < workers; ++w) {
-        std::copy_n(local[w] + slices.displs[r], slices.counts[r], packed_.data() + sent.displs[r] + w * slices.counts[r]);
+        float* part = packed_.data() + sent.displs[r] + w * slices.counts[r];
+        std::copy_n(local[w] + slices.displs[r], slices.counts[r], part);
       }
     }
     send = packed_.data();

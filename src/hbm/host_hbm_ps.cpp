@@ -5,7 +5,8 @@
 // be identical anyway.
 // Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
 // through oneDNN (strata/model/gemm.h), on an OpenMP team of the rank's threads only when one
-// worker runs at a time (HbmOptions::gemm_threads).
+// worker runs at a time (HbmOptions::gemm_threads). A lone worker also pools its batch's
+// examples on the rank's threads (pool_, which ApplySparse uses after the workers).
 #include <cblas.h>
 
 #include <algorithm>
@@ -245,7 +246,10 @@ class HostHbmPs final : public HbmPs {
     };
     const int parts = workers_.size() == 1 ? std::min(pool_.size(), B) : 1;
     if (parts > 1) {
-      pool_.ParallelFor(parts, [&](size_t p) { pool_examples(B * static_cast<int>(p) / parts, B * static_cast<int>(p + 1) / parts); });
+      pool_.ParallelFor(parts, [&](size_t p) {
+        const int part = static_cast<int>(p);
+        pool_examples(B * part / parts, B * (part + 1) / parts);
+      });
     } else {
       pool_examples(0, B);
     }

@@ -1,6 +1,7 @@
 // Mlp on the host: oneDNN products (strata/model/gemm.h), each hidden layer's forward one
 // product with its bias and ReLU fused, plus fused elementwise passes backward (ReLU mask
-// with bias-gradient sum); CBLAS dot products for the width-1 logit. The products are
+// with bias-gradient sum) and, in bf16, the operands' roundings, split over the products'
+// OpenMP team (compiled with -fopenmp); CBLAS dot products for the width-1 logit. The products are
 // ordered so that each GEMM reads and writes row-major buffers without copies; see mlp.h
 // for the parameter layout.
 #include "strata/model/mlp.h"
@@ -64,7 +65,8 @@ GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vec
   if (precision == DensePrecision::kFp32) return x;
   if (to->size() < n) to->resize(n);
   const auto to_bf16 = Kernels().to_bf16;
-  InParts(threads, n, size_t{1} << 16, [&](size_t begin, size_t end) { to_bf16(to->data() + begin, x + begin, end - begin); });
+  InParts(threads, n, size_t{1} << 16,
+          [&](size_t begin, size_t end) { to_bf16(to->data() + begin, x + begin, end - begin); });
   return GemmOperand(x, to->data());
 }
 
@@ -137,8 +139,8 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
     const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
     const GemmOperand x = Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l], ws->gemm.threads);
-    const GemmOperand w =
-        Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width, &ws->weights16[l], ws->gemm.threads);
+    const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
+                                  &ws->weights16[l], ws->gemm.threads);
     GemmBiasRelu(precision, &ws->gemm, B, width, in, x, w, params + bias_offset(l), h);
     a = h;
   }
@@ -192,7 +194,8 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     const GemmOperand x = Kept(precision, a, ws->input16[l]);
     const GemmOperand w = Kept(precision, params + weight_offset(l), ws->weights16[l]);
     float* da = l == 0 ? dinput : spare;
-    const GemmOperand g = da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16, ws->gemm.threads) : dz;
+    const GemmOperand g =
+        da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16, ws->gemm.threads) : dz;
     Gemm(precision, &ws->gemm, true, false, in, width, B, x, g, false, dparams + weight_offset(l));
     if (da != nullptr) {
       Gemm(precision, &ws->gemm, false, true, B, in, width, g, w, false, da);
