@@ -436,6 +436,23 @@ Status ParamExchange::StoreOwnRows(const PassRouting& routing, const RowExport& 
   return keys.empty() ? Status::OK() : flush();
 }
 
+void DenseReducer::Plan(size_t workers) {
+  const int ranks = comm_->size();
+  auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
+  const size_t len = slice_begin(comm_->rank() + 1) - slice_begin(comm_->rank());
+  slices_ = sent_ = got_ = {};
+  for (int r = 0; r < ranks; ++r) {
+    const size_t b = slice_begin(r), e = slice_begin(r + 1);
+    slices_.counts.push_back(static_cast<int>(e - b));
+    slices_.displs.push_back(static_cast<int>(b));
+    sent_.counts.push_back(static_cast<int>(workers * (e - b)));
+    sent_.displs.push_back(static_cast<int>(workers * b));
+    got_.counts.push_back(static_cast<int>(workers * len));
+    got_.displs.push_back(static_cast<int>(workers * len * r));
+  }
+  planned_workers_ = workers;
+}
+
 // Job worker q G + w is rank q's worker w. Rank r sums slice r of the vector over the job's
 // workers in that order, from an all-to-all of the slices, and the sums then gather in place.
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
@@ -445,38 +462,28 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
     return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) +
                                    " floats, over MPI's int counts");
   }
-  auto slice_begin = [&](int r) { return n_ * static_cast<size_t>(r) / static_cast<size_t>(ranks); };
-  const size_t len = slice_begin(me + 1) - slice_begin(me);
-  Comm::FloatParts slices, sent, got;
-  for (int r = 0; r < ranks; ++r) {
-    const size_t b = slice_begin(r), e = slice_begin(r + 1);
-    slices.counts.push_back(static_cast<int>(e - b));
-    slices.displs.push_back(static_cast<int>(b));
-    sent.counts.push_back(static_cast<int>(workers * (e - b)));
-    sent.displs.push_back(static_cast<int>(workers * b));
-    got.counts.push_back(static_cast<int>(workers * len));
-    got.displs.push_back(static_cast<int>(workers * len * r));
-  }
+  if (workers != planned_workers_) Plan(workers);
+  const size_t len = static_cast<size_t>(slices_.counts[me]);
   const float* send = local[0];
   if (workers > 1) {  // part r: slice r of each worker in turn
     packed_.resize(n_ * workers);
     for (int r = 0; r < ranks; ++r) {
       for (size_t w = 0; w < workers; ++w) {
-        float* part = packed_.data() + sent.displs[r] + w * slices.counts[r];
-        std::copy_n(local[w] + slices.displs[r], slices.counts[r], part);
+        float* part = packed_.data() + sent_.displs[r] + w * slices_.counts[r];
+        std::copy_n(local[w] + slices_.displs[r], slices_.counts[r], part);
       }
     }
     send = packed_.data();
   }
   received_.resize(workers * len * ranks);
-  STRATA_RETURN_IF_ERROR(comm_->AllToAllFloats(send, sent, received_.data(), got));
-  float* mine = sum + slice_begin(me);
+  STRATA_RETURN_IF_ERROR(comm_->AllToAllFloats(send, sent_, received_.data(), got_));
+  float* mine = sum + slices_.displs[me];
   std::copy_n(received_.data(), len, mine);
   for (size_t k = 1; k < workers * ranks; ++k) {
     const float* g = received_.data() + k * len;
     for (size_t i = 0; i < len; ++i) mine[i] += g[i];
   }
-  STRATA_RETURN_IF_ERROR(comm_->AllGatherFloats(sum, slices));
+  STRATA_RETURN_IF_ERROR(comm_->AllGatherFloats(sum, slices_));
   lower_bound_bytes_ += 2 * (static_cast<uint64_t>(ranks) - 1) * n_ * sizeof(float) / static_cast<uint64_t>(ranks);
   return Status::OK();
 }

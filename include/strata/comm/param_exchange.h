@@ -191,6 +191,13 @@ class DenseReducer {
   Comm* comm_;
   size_t n_;
   uint64_t lower_bound_bytes_ = 0;
+  // The parts of the vector for `workers` workers a rank, kept while the count stays.
+  void Plan(size_t workers);
+
+  size_t planned_workers_ = 0;
+  Comm::FloatParts slices_;  // slice r of the vector (rank r sums it)
+  Comm::FloatParts sent_;    // to rank r: slice r of each of this rank's workers
+  Comm::FloatParts got_;     // from rank r: this rank's slice of each of its workers
   std::vector<float> packed_;    // with several workers: the parts to send, rank by rank
   std::vector<float> received_;  // this rank's slice from every worker of the job, in order
 };
