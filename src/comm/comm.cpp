@@ -135,14 +135,32 @@ std::vector<int> Narrow(const std::vector<int64_t>& counts) { return std::vector
 
 }  // namespace
 
+Status Comm::AllToAllPacked(std::string packed, const std::vector<int64_t>& send_counts, std::vector<std::string>* recv) {
+  std::vector<std::string_view> parts;
+  const Status moved = AllToAllBytes(packed.data(), send_counts, &parts);
+  if (moved.ok()) {
+    recv->resize(size_);
+    for (int r = 0; r < size_; ++r) (*recv)[r].assign(parts[r]);
+  }
+  large_received_.reset();
+  if (packed.capacity() <= kKeptBufferBytes) packed_ = std::move(packed);
+  return moved;
+}
+
 // MPI's counts are ints: the ranks agree that every rank's send and receive totals fit
 // before any payload moves.
-Status Comm::AllToAllPacked(std::string packed, const std::vector<int64_t>& send_counts, std::vector<std::string>* recv) {
+Status Comm::AllToAllBytes(const char* send, const std::vector<int64_t>& send_counts,
+                           std::vector<std::string_view>* recv) {
+  large_received_.reset();
+  if (size_ == 1) {
+    recv->assign(1, std::string_view(send, static_cast<size_t>(send_counts[0])));
+    return Status::OK();
+  }
   std::vector<int64_t> recv_counts(size_);
   STRATA_RETURN_IF_ERROR(Check(MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1,
                                             MPI_INT64_T, handle_->comm), "MPI_Alltoall"));
-  int64_t largest[1] = {std::max<int64_t>(static_cast<int64_t>(packed.size()),
-                                          std::accumulate(recv_counts.begin(), recv_counts.end(), int64_t{0}))};
+  const int64_t sent = std::accumulate(send_counts.begin(), send_counts.end(), int64_t{0});
+  int64_t largest[1] = {std::max(sent, std::accumulate(recv_counts.begin(), recv_counts.end(), int64_t{0}))};
   STRATA_RETURN_IF_ERROR(AllreduceMax(largest, 1));
   if (largest[0] > std::numeric_limits<int>::max()) {
     return Status::CommError("all-to-all of " + std::to_string(largest[0]) +
@@ -150,26 +168,23 @@ Status Comm::AllToAllPacked(std::string packed, const std::vector<int64_t>& send
   }
   const std::vector<int> send_n = Narrow(send_counts), recv_n = Narrow(recv_counts);
   const std::vector<int> send_displs = Displacements(send_counts), recv_displs = Displacements(recv_counts);
-  std::unique_ptr<char[]> fresh;
-  char* received = ReceiveBuffer(static_cast<size_t>(recv_displs.back() + recv_n.back()), &fresh);
+  char* received = ReceiveBuffer(static_cast<size_t>(recv_displs.back() + recv_n.back()));
   STRATA_RETURN_IF_ERROR(Check(
-      MPI_Alltoallv(packed.data(), send_n.data(), send_displs.data(), MPI_BYTE,
+      MPI_Alltoallv(send, send_n.data(), send_displs.data(), MPI_BYTE,
                     received, recv_n.data(), recv_displs.data(), MPI_BYTE, handle_->comm),
       "MPI_Alltoallv"));
-  bytes_sent_ += static_cast<uint64_t>(packed.size()) - static_cast<uint64_t>(send_counts[rank_]);
-  if (packed.capacity() <= kKeptBufferBytes) packed_ = std::move(packed);
-  std::string().swap(packed);
+  bytes_sent_ += static_cast<uint64_t>(sent - send_counts[rank_]);
   recv->resize(size_);
-  for (int r = 0; r < size_; ++r) (*recv)[r].assign(received + recv_displs[r], recv_n[r]);
+  for (int r = 0; r < size_; ++r) (*recv)[r] = std::string_view(received + recv_displs[r], recv_n[r]);
   return Status::OK();
 }
 
-// The kept buffer when `bytes` fits the bound, grown as needed; else a new one in *fresh.
-// Neither is zeroed: MPI writes every byte that is read.
-char* Comm::ReceiveBuffer(size_t bytes, std::unique_ptr<char[]>* fresh) {
+// The kept buffer when `bytes` fits the bound, grown as needed; else a new one that lasts
+// until the next all-to-all. Neither is zeroed: MPI writes every byte that is read.
+char* Comm::ReceiveBuffer(size_t bytes) {
   if (bytes > kKeptBufferBytes) {
-    *fresh = std::make_unique_for_overwrite<char[]>(bytes);
-    return fresh->get();
+    large_received_ = std::make_unique_for_overwrite<char[]>(bytes);
+    return large_received_.get();
   }
   if (bytes > received_bytes_) {
     received_ = std::make_unique_for_overwrite<char[]>(bytes);

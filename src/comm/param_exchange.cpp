@@ -19,15 +19,6 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
   return keys;
 }
 
-// Appends a (key, count, grad) record, growing the buffer geometrically.
-void PutGradRecord(std::string* out, uint64_t key, uint32_t count, const float* grad, size_t grad_bytes) {
-  const size_t record = sizeof(key) + sizeof(count) + grad_bytes;
-  if (out->capacity() < out->size() + record) out->reserve(2 * out->size() + 64 * record);
-  wire::Put(out, key);
-  wire::Put(out, count);
-  wire::PutBytes(out, grad, grad_bytes);
-}
-
 }  // namespace
 
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
@@ -298,25 +289,27 @@ void ParamExchange::AddToSum(uint64_t key, uint32_t count, const float* g) {
 // Owner side: each summed key goes to every rank that subscribed to it this pass. The
 // lookups (the owned index, then the subscriber lists) miss the cache on a large pass, so
 // each is started a few keys before it is used.
-void ParamExchange::SendSums(const PassRouting& routing) {
+Status ParamExchange::SendSums(const PassRouting& routing) {
   constexpr size_t kAhead = 8;
-  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_), n = sum_keys_.size();
-  send_.assign(comm_->size(), std::string());
+  const size_t n = sum_keys_.size();
   sum_owned_.resize(n);
   for (size_t s = 0; s < n; ++s) {
     if (s + kAhead < n) routing.owned_->Prefetch(sum_keys_[s + kAhead]);
     sum_owned_[s] = routing.owned_->Find(sum_keys_[s]);
     assert(sum_owned_[s] != KeyIndex::kNone);
   }
-  for (size_t s = 0; s < n; ++s) {
-    if (s + kAhead < n) __builtin_prefetch(&routing.sub_begin_[sum_owned_[s + kAhead]]);
-    if (s + kAhead / 2 < n) __builtin_prefetch(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
-    const uint32_t slot = sum_owned_[s];
-    if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
-    for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
-      PutGradRecord(&send_[routing.sub_ranks_[j]], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_], grad_bytes);
+  records_.Pack(comm_->size(), dim_, [&](const auto& emit) {
+    for (size_t s = 0; s < n; ++s) {
+      if (s + kAhead < n) __builtin_prefetch(&routing.sub_begin_[sum_owned_[s + kAhead]]);
+      if (s + kAhead / 2 < n) __builtin_prefetch(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
+      const uint32_t slot = sum_owned_[s];
+      if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
+      for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
+        emit(routing.sub_ranks_[j], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_]);
+      }
     }
-  }
+  });
+  return comm_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_);
 }
 
 size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers) {
@@ -342,39 +335,36 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
   const int ranks = comm_->size();
-  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_), record = GradRecords::RecordBytes(dim_);
   lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + grad_bytes);
-  const size_t record = sizeof(uint64_t) + sizeof(uint32_t) + grad_bytes;
-  send_.assign(ranks, std::string());
-  for (const SparseGradView& v : workers) {
-    for (size_t i = 0; i < v.n; ++i) {
-      PutGradRecord(&send_[OwnerRank(v.keys[i], ranks)], v.keys[i], v.counts[i], v.grads + i * dim_, grad_bytes);
+  records_.Pack(ranks, dim_, [&](const auto& emit) {
+    for (const SparseGradView& v : workers) {
+      for (size_t i = 0; i < v.n; ++i) emit(OwnerRank(v.keys[i], ranks), v.keys[i], v.counts[i], v.grads + i * dim_);
     }
-  }
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send_), &recv_));
+  });
+  STRATA_RETURN_IF_ERROR(comm_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_));
 
   // Ranks in ascending order and workers in order inside each, so every key's
   // contributions are added in global worker order.
   size_t arrived = 0;
-  for (const std::string& r : recv_) arrived += r.size() / record;
+  for (std::string_view r : arrived_) arrived += r.size() / record;
   BeginSum(arrived);
-  for (const std::string& r : recv_) {
+  for (std::string_view r : arrived_) {
     for (wire::Reader in(r); !in.done();) {
       const uint64_t key = in.Get<uint64_t>();
       const uint32_t count = in.Get<uint32_t>();
       AddToSum(key, count, reinterpret_cast<const float*>(in.Take(grad_bytes)));
     }
   }
-  SendSums(routing);
-  STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send_), &recv_));
+  STRATA_RETURN_IF_ERROR(SendSums(routing));
 
   size_t total = 0;
-  for (const std::string& r : recv_) total += r.size() / record;
+  for (std::string_view r : arrived_) total += r.size() / record;
   keys->resize(total);
   counts->resize(total);
   grads->resize(total * dim_);
   size_t at = 0;
-  for (const std::string& r : recv_) {
+  for (std::string_view r : arrived_) {
     for (wire::Reader in(r); !in.done(); ++at) {
       (*keys)[at] = in.Get<uint64_t>();
       (*counts)[at] = in.Get<uint32_t>();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/common/status.h"
@@ -47,6 +48,10 @@ class Comm {
   // The same, consuming send (a rank alone moves it to recv without copying; with more,
   // send is freed once packed, so at most two copies of the bytes live at once).
   Status AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv);
+  // The same for bytes the caller laid out: send_counts[r] bytes for rank r, the parts in
+  // rank order from send. recv[r] views rank r's bytes in a buffer this Comm keeps, valid
+  // until its next all-to-all; a rank alone gets a view of send itself.
+  Status AllToAllBytes(const char* send, const std::vector<int64_t>& send_counts, std::vector<std::string_view>* recv);
 
   // recv[r] is rank r's bytes. Over 2 GiB in all is an error on every rank.
   Status AllGather(const std::string& send, std::vector<std::string>* recv);
@@ -77,10 +82,11 @@ class Comm {
   // An all-to-all's send and receive buffers are kept for the next when at most this large
   // (a step's gradients, not a pass's rows): no allocation, page faults or zero fill a step.
   static constexpr size_t kKeptBufferBytes = 16 << 20;
-  char* ReceiveBuffer(size_t bytes, std::unique_ptr<char[]>* fresh);
+  char* ReceiveBuffer(size_t bytes);
   std::string packed_;  // empty while an all-to-all has it
   std::unique_ptr<char[]> received_;
   size_t received_bytes_ = 0;
+  std::unique_ptr<char[]> large_received_;  // a receive over the bound, until the next all-to-all
 
   std::unique_ptr<Handle> handle_;
   int rank_ = 0;

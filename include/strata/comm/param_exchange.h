@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "strata/comm/comm.h"
+#include "strata/comm/grad_records.h"
 #include "strata/common/key_index.h"
 #include "strata/ps/shard_server.h"
 
@@ -157,7 +158,7 @@ class ParamExchange {
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);
   void AddToSum(uint64_t key, uint32_t count, const float* grad);
-  void SendSums(const PassRouting& routing);
+  Status SendSums(const PassRouting& routing);  // and receives this rank's sums in arrived_
 
   Comm* comm_;
   ShardServer* server_;
@@ -171,7 +172,8 @@ class ParamExchange {
   std::vector<float> sum_grads_;
   std::vector<uint32_t> sum_counts_;
   std::vector<uint32_t> sum_owned_;  // SendSums: each summed key's slot in the pass's owned index
-  std::vector<std::string> send_, recv_;
+  GradRecords records_;                    // the records a step sends
+  std::vector<std::string_view> arrived_;  // and receives, in the Comm's buffer
 };
 
 // Sums per-worker dense gradients job-wide in global worker order (bitwise independent of

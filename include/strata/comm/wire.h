@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace strata::wire {
 
@@ -17,10 +18,10 @@ inline void PutBytes(std::string* out, const void* p, size_t n) {
   out->append(static_cast<const char*>(p), n);
 }
 
-// Sequential reader over a received byte string.
+// Sequential reader over received bytes.
 class Reader {
  public:
-  explicit Reader(const std::string& s) : p_(s.data()), end_(s.data() + s.size()) {}
+  explicit Reader(std::string_view s) : p_(s.data()), end_(s.data() + s.size()) {}
   bool done() const { return p_ >= end_; }
   template <typename T>
   T Get() {
