@@ -34,6 +34,29 @@ void AppendNumber(std::string* out, Number v) {
   out->append(buf, r.ptr);
 }
 
+template <typename ArrayType>
+void AppendNumberOf(const arrow::Array& array, int64_t i, std::string* out) {
+  AppendNumber(out, static_cast<const ArrayType&>(array).Value(i));
+}
+
+// Appends the digits of array[i] (not null) for a numeric array; false for another type.
+bool AppendNumberAt(const arrow::Array& array, int64_t i, std::string* out) {
+  using arrow::Type;
+  switch (array.type_id()) {
+    case Type::INT8: AppendNumberOf<arrow::Int8Array>(array, i, out); return true;
+    case Type::INT16: AppendNumberOf<arrow::Int16Array>(array, i, out); return true;
+    case Type::INT32: AppendNumberOf<arrow::Int32Array>(array, i, out); return true;
+    case Type::INT64: AppendNumberOf<arrow::Int64Array>(array, i, out); return true;
+    case Type::UINT8: AppendNumberOf<arrow::UInt8Array>(array, i, out); return true;
+    case Type::UINT16: AppendNumberOf<arrow::UInt16Array>(array, i, out); return true;
+    case Type::UINT32: AppendNumberOf<arrow::UInt32Array>(array, i, out); return true;
+    case Type::UINT64: AppendNumberOf<arrow::UInt64Array>(array, i, out); return true;
+    case Type::FLOAT: AppendNumberOf<arrow::FloatArray>(array, i, out); return true;
+    case Type::DOUBLE: AppendNumberOf<arrow::DoubleArray>(array, i, out); return true;
+    default: return false;
+  }
+}
+
 // Appends the text of array[i] (not null) as a CSV would hold it; false for a type with no
 // text form.
 bool AppendValue(const arrow::Array& array, int64_t i, std::string* out) {
@@ -50,21 +73,11 @@ bool AppendValue(const arrow::Array& array, int64_t i, std::string* out) {
       return true;
     }
     case Type::BOOL: out->push_back(static_cast<const arrow::BooleanArray&>(array).Value(i) ? '1' : '0'); return true;
-    case Type::INT8: AppendNumber(out, static_cast<const arrow::Int8Array&>(array).Value(i)); return true;
-    case Type::INT16: AppendNumber(out, static_cast<const arrow::Int16Array&>(array).Value(i)); return true;
-    case Type::INT32: AppendNumber(out, static_cast<const arrow::Int32Array&>(array).Value(i)); return true;
-    case Type::INT64: AppendNumber(out, static_cast<const arrow::Int64Array&>(array).Value(i)); return true;
-    case Type::UINT8: AppendNumber(out, static_cast<const arrow::UInt8Array&>(array).Value(i)); return true;
-    case Type::UINT16: AppendNumber(out, static_cast<const arrow::UInt16Array&>(array).Value(i)); return true;
-    case Type::UINT32: AppendNumber(out, static_cast<const arrow::UInt32Array&>(array).Value(i)); return true;
-    case Type::UINT64: AppendNumber(out, static_cast<const arrow::UInt64Array&>(array).Value(i)); return true;
-    case Type::FLOAT: AppendNumber(out, static_cast<const arrow::FloatArray&>(array).Value(i)); return true;
-    case Type::DOUBLE: AppendNumber(out, static_cast<const arrow::DoubleArray&>(array).Value(i)); return true;
     case Type::DICTIONARY: {
       const auto& dict = static_cast<const arrow::DictionaryArray&>(array);
       return AppendValue(*dict.dictionary(), dict.GetValueIndex(i), out);
     }
-    default: return false;
+    default: return AppendNumberAt(array, i, out);
   }
 }
 

@@ -91,29 +91,42 @@ int64_t DaysFromCivil(int y, int m, int d) {
   return static_cast<int64_t>(era) * 146097 + doe - 719468;
 }
 
+// The civil time fields a timestamp format names.
+struct CivilTime {
+  int year = 1970, month = 1, day = 1, hour = 0;
+};
+
+// Reads the field of directive `d` (%Y, %y, %m, %d, %H; %M and %S are read and dropped) at *p.
+bool ReadDirective(char d, std::string_view s, size_t* p, CivilTime* t) {
+  int unused = 0;
+  switch (d) {
+    case 'Y': return Digits(s, p, 4, &t->year);
+    case 'y': {
+      const bool ok = Digits(s, p, 2, &t->year);
+      t->year += 2000;
+      return ok;
+    }
+    case 'm': return Digits(s, p, 2, &t->month);
+    case 'd': return Digits(s, p, 2, &t->day);
+    case 'H': return Digits(s, p, 2, &t->hour);
+    default: return Digits(s, p, 2, &unused);
+  }
+}
+
 // Hour of day and day of week (0 = Sunday) of a timestamp in `format`.
 bool ParseTime(std::string_view s, const std::string& format, int* hour, int* weekday) {
-  int year = 1970, month = 1, day = 1, h = 0, unused = 0;
+  CivilTime t;
   size_t p = 0;
   for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != '%') {
-      if (p >= s.size() || s[p++] != format[i]) return false;
-      continue;
+    if (format[i] == '%') {
+      if (!ReadDirective(format[++i], s, &p, &t)) return false;
+    } else if (p >= s.size() || s[p++] != format[i]) {
+      return false;
     }
-    bool ok = true;
-    switch (format[++i]) {
-      case 'Y': ok = Digits(s, &p, 4, &year); break;
-      case 'y': ok = Digits(s, &p, 2, &year); year += 2000; break;
-      case 'm': ok = Digits(s, &p, 2, &month); break;
-      case 'd': ok = Digits(s, &p, 2, &day); break;
-      case 'H': ok = Digits(s, &p, 2, &h); break;
-      default: ok = Digits(s, &p, 2, &unused); break;  // %M, %S
-    }
-    if (!ok) return false;
   }
-  if (p != s.size() || month < 1 || month > 12 || day < 1 || day > 31 || h > 23) return false;
-  *hour = h;
-  *weekday = static_cast<int>(((DaysFromCivil(year, month, day) + 4) % 7 + 7) % 7);
+  if (p != s.size() || t.month < 1 || t.month > 12 || t.day < 1 || t.day > 31 || t.hour > 23) return false;
+  *hour = t.hour;
+  *weekday = static_cast<int>(((DaysFromCivil(t.year, t.month, t.day) + 4) % 7 + 7) % 7);
   return true;
 }
 
@@ -130,56 +143,74 @@ void CloseUnits(size_t begin, int first_slot, int units, Batch* out) {
   }
 }
 
+// A bucketized column's key: the index of the bucket its value falls in; false when the
+// field is not a number.
+bool AddBucket(std::string_view field, const SchemaColumn& c, Batch* out) {
+  double v = 0;
+  if (field.empty()) return true;
+  if (!ParseNumber(field, &v)) return false;
+  const auto bucket = std::upper_bound(c.boundaries.begin(), c.boundaries.end(), v) - c.boundaries.begin();
+  out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(bucket)));
+  return true;
+}
+
+void AddTokens(std::string_view field, const SchemaColumn& c, Batch* out) {
+  Fields tokens(field, c.separator);
+  std::string_view token;
+  while (!field.empty() && tokens.Next(&token)) {
+    if (!token.empty()) out->keys.push_back(SlotKey(c.slot, CriteoTokenHash(token)));
+  }
+}
+
+// A time column's two slots: its hour of day, then its day of week.
+bool AddTime(std::string_view field, const SchemaColumn& c, Batch* out, std::string* why) {
+  int hour = 0, weekday = 0;
+  const size_t begin = out->keys.size();
+  if (!field.empty()) {
+    if (!ParseTime(field, c.time_format, &hour, &weekday)) {
+      *why = "column " + c.name + ": " + Quoted(field) + " does not match the time format '" + c.time_format + "'";
+      return false;
+    }
+    out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(hour)));
+  }
+  CloseUnits(begin, c.slot, c.units, out);
+  const size_t weekdays = out->keys.size();
+  if (!field.empty()) out->keys.push_back(SlotKey(c.slot + c.units, static_cast<uint64_t>(weekday)));
+  CloseUnits(weekdays, c.slot + c.units, c.units, out);
+  return true;
+}
+
+bool NotANumber(const SchemaColumn& c, std::string_view field, std::string* why) {
+  *why = "column " + c.name + " is not a finite number: " + Quoted(field);
+  return false;
+}
+
 // One feature column's contribution; false with *why set when the field is malformed.
 bool ParseFeature(std::string_view field, const SchemaColumn& c, Batch* out, std::string* why) {
-  double v = 0;
   const size_t begin = out->keys.size();  // the column's first slot's keys start here
   switch (c.role) {
     case ColumnRole::kCategorical:
       if (!field.empty()) out->keys.push_back(SlotKey(c.slot, CriteoTokenHash(field)));
-      CloseUnits(begin, c.slot, c.units, out);
-      return true;
-    case ColumnRole::kNumeric:
-      if (!field.empty() && !ParseNumber(field, &v)) break;
+      break;
+    case ColumnRole::kNumeric: {
+      double v = 0;
+      if (!field.empty() && !ParseNumber(field, &v)) return NotANumber(c, field, why);
       out->dense.push_back(c.log1p ? TransformDense(v) : static_cast<float>(v));
       return true;
+    }
     case ColumnRole::kBucketize:
-      if (!field.empty()) {
-        if (!ParseNumber(field, &v)) break;
-        const auto bucket = std::upper_bound(c.boundaries.begin(), c.boundaries.end(), v) - c.boundaries.begin();
-        out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(bucket)));
-      }
-      CloseUnits(begin, c.slot, c.units, out);
-      return true;
-    case ColumnRole::kMultihot: {
-      Fields tokens(field, c.separator);
-      std::string_view token;
-      while (!field.empty() && tokens.Next(&token)) {
-        if (!token.empty()) out->keys.push_back(SlotKey(c.slot, CriteoTokenHash(token)));
-      }
-      CloseUnits(begin, c.slot, c.units, out);
-      return true;
-    }
-    case ColumnRole::kTime: {
-      int hour = 0, weekday = 0;
-      if (!field.empty()) {
-        if (!ParseTime(field, c.time_format, &hour, &weekday)) {
-          *why = "column " + c.name + ": " + Quoted(field) + " does not match the time format '" + c.time_format + "'";
-          return false;
-        }
-        out->keys.push_back(SlotKey(c.slot, static_cast<uint64_t>(hour)));
-      }
-      CloseUnits(begin, c.slot, c.units, out);
-      const size_t weekdays = out->keys.size();
-      if (!field.empty()) out->keys.push_back(SlotKey(c.slot + c.units, static_cast<uint64_t>(weekday)));
-      CloseUnits(weekdays, c.slot + c.units, c.units, out);
-      return true;
-    }
+      if (!AddBucket(field, c, out)) return NotANumber(c, field, why);
+      break;
+    case ColumnRole::kMultihot:
+      AddTokens(field, c, out);
+      break;
+    case ColumnRole::kTime:
+      return AddTime(field, c, out, why);
     default:
       return true;
   }
-  *why = "column " + c.name + " is not a finite number: " + Quoted(field);
-  return false;
+  CloseUnits(begin, c.slot, c.units, out);
+  return true;
 }
 
 }  // namespace

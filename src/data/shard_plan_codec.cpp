@@ -62,6 +62,45 @@ class Reader {
 
 Status Bad(const std::string& what) { return Status::Corruption("shard plan: " + what); }
 
+Status ReadFileEntry(Reader* r, InputFile* f) {
+  f->path = r->GetBytes();
+  const uint8_t encoding = r->Get<uint8_t>();
+  if (encoding > static_cast<uint8_t>(FileEncoding::kParquet)) return Bad("unknown file encoding");
+  f->encoding = static_cast<FileEncoding>(encoding);
+  f->lines = r->Get<uint64_t>();
+  f->bytes = r->Get<uint64_t>();
+  return Status::OK();
+}
+
+Status CheckPiece(const ShardPiece& p, const std::vector<InputFile>& files) {
+  if (p.file >= files.size()) return Bad("piece names file " + std::to_string(p.file));
+  const InputFile& f = files[p.file];
+  if (p.num_lines == 0 || p.first_line + p.num_lines > f.lines || p.begin_byte > p.end_byte ||
+      p.end_byte > f.bytes) {
+    return Bad("piece out of range in " + f.path);
+  }
+  return Status::OK();
+}
+
+// One worker's pieces, each checked against the files; adds their lines to *covered. A short
+// read stops it early and leaves r->ok() false.
+Status ReadChunk(Reader* r, const std::vector<InputFile>& files, std::vector<ShardPiece>* chunk, uint64_t* covered) {
+  const uint32_t num_pieces = r->Get<uint32_t>();
+  for (uint32_t i = 0; i < num_pieces && r->ok(); ++i) {
+    ShardPiece p;
+    p.file = r->Get<uint32_t>();
+    p.first_line = r->Get<uint64_t>();
+    p.num_lines = r->Get<uint64_t>();
+    p.begin_byte = r->Get<uint64_t>();
+    p.end_byte = r->Get<uint64_t>();
+    if (!r->ok()) break;
+    STRATA_RETURN_IF_ERROR(CheckPiece(p, files));
+    *covered += p.num_lines;
+    chunk->push_back(p);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 uint64_t ShardPlan::chunk_lines(int worker) const {
@@ -102,42 +141,18 @@ Status ShardPlan::Deserialize(const std::string& bytes, ShardPlan* out) {
   }
   if (r.Get<uint32_t>() != kVersion) return Bad("unknown version");
   ShardPlan plan;
-  uint32_t num_files = r.Get<uint32_t>();
+  const uint32_t num_files = r.Get<uint32_t>();
   for (uint32_t i = 0; i < num_files && r.ok(); ++i) {
     InputFile f;
-    f.path = r.GetBytes();
-    const uint8_t encoding = r.Get<uint8_t>();
-    if (encoding > static_cast<uint8_t>(FileEncoding::kParquet)) return Bad("unknown file encoding");
-    f.encoding = static_cast<FileEncoding>(encoding);
-    f.lines = r.Get<uint64_t>();
-    f.bytes = r.Get<uint64_t>();
+    STRATA_RETURN_IF_ERROR(ReadFileEntry(&r, &f));
     plan.total_lines_ += f.lines;
     plan.files_.push_back(std::move(f));
   }
-  uint32_t num_workers = r.Get<uint32_t>();
+  const uint32_t num_workers = r.Get<uint32_t>();
   if (!r.ok() || num_workers == 0) return Bad("truncated header");
   uint64_t covered = 0;
   for (uint32_t w = 0; w < num_workers && r.ok(); ++w) {
-    uint32_t num_pieces = r.Get<uint32_t>();
-    std::vector<ShardPiece> chunk;
-    for (uint32_t i = 0; i < num_pieces && r.ok(); ++i) {
-      ShardPiece p;
-      p.file = r.Get<uint32_t>();
-      p.first_line = r.Get<uint64_t>();
-      p.num_lines = r.Get<uint64_t>();
-      p.begin_byte = r.Get<uint64_t>();
-      p.end_byte = r.Get<uint64_t>();
-      if (!r.ok()) break;
-      if (p.file >= plan.files_.size()) return Bad("piece names file " + std::to_string(p.file));
-      const InputFile& f = plan.files_[p.file];
-      if (p.num_lines == 0 || p.first_line + p.num_lines > f.lines || p.begin_byte > p.end_byte ||
-          p.end_byte > f.bytes) {
-        return Bad("piece out of range in " + f.path);
-      }
-      covered += p.num_lines;
-      chunk.push_back(p);
-    }
-    plan.chunks_.push_back(std::move(chunk));
+    STRATA_RETURN_IF_ERROR(ReadChunk(&r, plan.files_, &plan.chunks_.emplace_back(), &covered));
   }
   if (!r.ok() || !r.at_end()) return Bad("truncated or oversized");
   if (covered != plan.total_lines_) return Bad("pieces do not cover the input");

@@ -33,8 +33,7 @@ Status BatchReader::Submit(const std::vector<ReadOp>& ops, size_t op, size_t buf
 }
 
 // Without io_uring: one pread after another into the first buffer.
-Status BatchReader::RunSync(const std::vector<ReadOp>& ops,
-                            const std::function<Status(size_t op, const uint8_t* data)>& done) {
+Status BatchReader::RunSync(const std::vector<ReadOp>& ops, const DoneFn& done) {
   for (size_t i = 0; i < ops.size(); ++i) {
     size_t got = 0;
     STRATA_RETURN_IF_ERROR(PreadAll(ops[i].fd, buffers_.get(), ops[i].length, ops[i].offset, *ops[i].path, &got));
@@ -59,46 +58,58 @@ Status BatchReader::Complete(const ReadOp& r, int res, uint8_t* buf) {
   return Status::OK();
 }
 
-Status BatchReader::Run(const std::vector<ReadOp>& ops,
-                        const std::function<Status(size_t op, const uint8_t* data)>& done) {
-  if (!ring_ok_) return RunSync(ops, done);
+struct BatchReader::Flight {
+  size_t next = 0;       // the first op not submitted
+  size_t in_flight = 0;  // reads submitted and not completed
   std::vector<size_t> free_buffers;
-  for (int b = depth_ - 1; b >= 0; --b) free_buffers.push_back(static_cast<size_t>(b));
-  size_t next = 0;
-  size_t in_flight = 0;
   Status first_error;
-  while (in_flight > 0 || (next < ops.size() && first_error.ok())) {
-    while (next < ops.size() && !free_buffers.empty() && first_error.ok()) {
-      Status st = Submit(ops, next, free_buffers.back());
-      if (!st.ok()) {
-        first_error = st;
-        break;
-      }
-      free_buffers.pop_back();
-      ++next;
-      ++in_flight;
-    }
-    if (in_flight == 0) break;
-    const int rc = io_uring_submit_and_wait(&ring_, 1);
-    if (rc < 0 && rc != -EINTR) return Status::IOError(std::string("io_uring_submit: ") + std::strerror(-rc));
-    io_uring_cqe* cqe = nullptr;
-    unsigned head = 0;
-    unsigned seen = 0;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      ++seen;
-      const uint64_t data = io_uring_cqe_get_data64(cqe);
-      const size_t op = static_cast<size_t>(data >> kOpShift);
-      const size_t buffer = static_cast<size_t>(data & ((1u << kOpShift) - 1));
-      uint8_t* buf = buffers_.get() + buffer * max_read_bytes_;
-      Status st = Complete(ops[op], cqe->res, buf);
-      if (st.ok() && first_error.ok()) st = done(op, buf);
-      if (!st.ok() && first_error.ok()) first_error = st;
-      free_buffers.push_back(buffer);
-      --in_flight;
-    }
-    io_uring_cq_advance(&ring_, seen);
+};
+
+Status BatchReader::Run(const std::vector<ReadOp>& ops, const DoneFn& done) {
+  if (!ring_ok_) return RunSync(ops, done);
+  Flight flight;
+  for (int b = depth_ - 1; b >= 0; --b) flight.free_buffers.push_back(static_cast<size_t>(b));
+  while (flight.in_flight > 0 || (flight.next < ops.size() && flight.first_error.ok())) {
+    SubmitWhileFree(ops, &flight);
+    if (flight.in_flight == 0) break;
+    STRATA_RETURN_IF_ERROR(ReapCompletions(ops, done, &flight));
   }
-  return first_error;
+  return flight.first_error;
+}
+
+void BatchReader::SubmitWhileFree(const std::vector<ReadOp>& ops, Flight* flight) {
+  while (flight->next < ops.size() && !flight->free_buffers.empty() && flight->first_error.ok()) {
+    const Status st = Submit(ops, flight->next, flight->free_buffers.back());
+    if (!st.ok()) {
+      flight->first_error = st;
+      return;
+    }
+    flight->free_buffers.pop_back();
+    ++flight->next;
+    ++flight->in_flight;
+  }
+}
+
+Status BatchReader::ReapCompletions(const std::vector<ReadOp>& ops, const DoneFn& done, Flight* flight) {
+  const int rc = io_uring_submit_and_wait(&ring_, 1);
+  if (rc < 0 && rc != -EINTR) return Status::IOError(std::string("io_uring_submit: ") + std::strerror(-rc));
+  io_uring_cqe* cqe = nullptr;
+  unsigned head = 0;
+  unsigned seen = 0;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    ++seen;
+    const uint64_t data = io_uring_cqe_get_data64(cqe);
+    const size_t op = static_cast<size_t>(data >> kOpShift);
+    const size_t buffer = static_cast<size_t>(data & ((1u << kOpShift) - 1));
+    uint8_t* buf = buffers_.get() + buffer * max_read_bytes_;
+    Status st = Complete(ops[op], cqe->res, buf);
+    if (st.ok() && flight->first_error.ok()) st = done(op, buf);
+    if (!st.ok() && flight->first_error.ok()) flight->first_error = st;
+    flight->free_buffers.push_back(buffer);
+    --flight->in_flight;
+  }
+  io_uring_cq_advance(&ring_, seen);
+  return Status::OK();
 }
 
 }  // namespace strata::ssd

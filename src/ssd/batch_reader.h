@@ -34,16 +34,22 @@ class BatchReader {
   BatchReader(const BatchReader&) = delete;
   BatchReader& operator=(const BatchReader&) = delete;
 
+  using DoneFn = std::function<Status(size_t op, const uint8_t* data)>;
+
   // Runs ops; for each, done(op index, data) once its whole length was read. A short read
   // (file shorter than the op) is Corruption naming the file. Stops at the first error,
   // from the disk or from `done`, after draining reads in flight.
-  Status Run(const std::vector<ReadOp>& ops,
-             const std::function<Status(size_t op, const uint8_t* data)>& done);
+  Status Run(const std::vector<ReadOp>& ops, const DoneFn& done);
 
  private:
-  Status RunSync(const std::vector<ReadOp>& ops, const std::function<Status(size_t op, const uint8_t* data)>& done);
+  Status RunSync(const std::vector<ReadOp>& ops, const DoneFn& done);
   static Status Complete(const ReadOp& r, int res, uint8_t* buf);
   Status Submit(const std::vector<ReadOp>& ops, size_t op, size_t buffer);
+  struct Flight;  // one Run's progress
+  // Submits ops from flight->next while buffers are free and no error was seen.
+  void SubmitWhileFree(const std::vector<ReadOp>& ops, Flight* flight);
+  // Waits for one completion at least, then hands every completed read to done.
+  Status ReapCompletions(const std::vector<ReadOp>& ops, const DoneFn& done, Flight* flight);
 
   const int depth_;
   const size_t max_read_bytes_;

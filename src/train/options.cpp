@@ -129,8 +129,8 @@ Status Apply(const std::vector<Setting>& settings, TrainOptions* o) {
   return Status::OK();
 }
 
-// Checks that involve more than one flag, or a flag's absence.
-Status CheckCombination(const TrainOptions& o) {
+// The flags that name where a job starts from, and what they need.
+Status CheckStartFlags(const TrainOptions& o) {
   if (!o.export_delta_dir.empty() && o.checkpoint_dir.empty()) {
     return Status::InvalidArgument("--export-delta-dir needs --checkpoint-dir (deltas follow checkpoints)");
   }
@@ -144,16 +144,26 @@ Status CheckCombination(const TrainOptions& o) {
     return Status::InvalidArgument("--init-from and --resume exclude each other (--resume=auto uses --init-from when "
                                    "--checkpoint-dir holds no checkpoint yet)");
   }
-  if (o.model.row_dtype != RowDtype::kFp32 && o.model.row_dim() % 2 != 0) {
-    const std::string width = o.input.unit_width > 0 ? "the schema's row width (its widths' greatest common divisor) "
-                                                     : "--embedding-dim ";
-    return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) +
-                                   " needs rows of an even number of floats: " + width +
-                                   std::to_string(o.model.embedding_dim) +
-                                   (o.model.kind == ModelKind::kWdl ? " and --model wdl's wide weight make " : " makes ") +
-                                   std::to_string(o.model.row_dim()) +
-                                   ", which would leave the optimizer state of a 16-bit row unaligned");
-  }
+  return Status::OK();
+}
+
+// A 16-bit row keeps its optimizer state aligned only with an even number of floats.
+Status CheckRowDtypeWidth(const TrainOptions& o) {
+  if (o.model.row_dtype == RowDtype::kFp32 || o.model.row_dim() % 2 == 0) return Status::OK();
+  const std::string width = o.input.unit_width > 0 ? "the schema's row width (its widths' greatest common divisor) "
+                                                   : "--embedding-dim ";
+  return Status::InvalidArgument(std::string("--row-dtype ") + RowDtypeName(o.model.row_dtype) +
+                                 " needs rows of an even number of floats: " + width +
+                                 std::to_string(o.model.embedding_dim) +
+                                 (o.model.kind == ModelKind::kWdl ? " and --model wdl's wide weight make " : " makes ") +
+                                 std::to_string(o.model.row_dim()) +
+                                 ", which would leave the optimizer state of a 16-bit row unaligned");
+}
+
+// Checks that involve more than one flag, or a flag's absence.
+Status CheckCombination(const TrainOptions& o) {
+  STRATA_RETURN_IF_ERROR(CheckStartFlags(o));
+  STRATA_RETURN_IF_ERROR(CheckRowDtypeWidth(o));
   for (const FlagDef& f : TrainFlags()) {
     if (f.required && f.get(o).empty()) return Status::InvalidArgument("--" + std::string(f.name) + " is required");
   }

@@ -206,6 +206,21 @@ TEST_CASE("schema: a CSV with a header, string ids, multi-hot, time, buckets and
   CHECK(b.dense[3] == TransformDense(0));
 }
 
+// Avazu's hour column: a two-digit year, then month, day and hour, no separators.
+TEST_CASE("schema: a time format with a two-digit year gives the hour and the weekday") {
+  TempDir dir;
+  InputSchema s;
+  REQUIRE(Parse("delimiter comma\nheader yes\ncolumn click label\ncolumn hour time %y%m%d%H\n", &s).ok());
+  test::WriteText(dir.File("a.csv"), "click,hour\n1,14102123\n0,1410211\n");
+  Batch b;
+  OneFile file;
+  REQUIRE(file.Read(dir.File("a.csv"), s, &b).ok());
+  REQUIRE(b.num_examples == 1);
+  CHECK(SlotKeys(b, 0, 0) == std::vector<uint64_t>{SlotKey(0, 23)});
+  CHECK(SlotKeys(b, 0, 1) == std::vector<uint64_t>{SlotKey(1, 2)});  // 2014-10-21 was a Tuesday
+  CHECK(file.reader->bad_rows() == 1);                                 // one digit short
+}
+
 TEST_CASE("schema: bad values are skipped rows reported at file:line") {
   TempDir dir;
   InputSchema s;

@@ -45,20 +45,13 @@ int UsageError(const std::string& msg, const Command* c) {
   return 2;
 }
 
-int Run(int argc, char** argv) {
-  if (argc < 2) return UsageError("missing command", nullptr);
-  if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-    PrintUsage(stdout);
-    return 0;
-  }
-  const Command* cmd = nullptr;
-  for (const Command& c : kCommands) cmd = argv[1] == std::string(c.name) ? &c : cmd;
-  if (!cmd) return UsageError(std::string("unknown command '") + argv[1] + "'", nullptr);
-  Args args;
+// The command's arguments from argv[2..]: positional ones, and options as --name=value or
+// --name value. Returns "" or what was wrong.
+std::string ParseArgs(int argc, char** argv, const Command& cmd, Args* args) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--", 0) != 0) {
-      args.positional.push_back(a);
+      args->positional.push_back(a);
       continue;
     }
     std::string name = a.substr(2), value;
@@ -69,14 +62,29 @@ int Run(int argc, char** argv) {
     } else if (i + 1 < argc) {
       value = argv[++i];
     } else {
-      return UsageError(a + " needs a value", cmd);
+      return a + " needs a value";
     }
-    if (!cmd->options.count(name)) return UsageError("unknown option --" + name, cmd);
-    args.options[name] = value;
+    if (!cmd.options.count(name)) return "unknown option --" + name;
+    args->options[name] = value;
   }
-  if (args.positional.size() < cmd->min_args || args.positional.size() > cmd->max_args) {
-    return UsageError("wrong number of arguments", cmd);
+  if (args->positional.size() < cmd.min_args || args->positional.size() > cmd.max_args) {
+    return "wrong number of arguments";
   }
+  return "";
+}
+
+int Run(int argc, char** argv) {
+  if (argc < 2) return UsageError("missing command", nullptr);
+  if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    PrintUsage(stdout);
+    return 0;
+  }
+  const Command* cmd = nullptr;
+  for (const Command& c : kCommands) cmd = argv[1] == std::string(c.name) ? &c : cmd;
+  if (!cmd) return UsageError(std::string("unknown command '") + argv[1] + "'", nullptr);
+  Args args;
+  const std::string wrong = ParseArgs(argc, argv, *cmd, &args);
+  if (!wrong.empty()) return UsageError(wrong, cmd);
   const Status st = cmd->run(args);
   if (st.ok()) return 0;
   std::fflush(stdout);
