@@ -115,8 +115,9 @@ $(BUILD)/obj/%.o: %.cpp
 	@echo "CXX  $<"
 	@$(CXX) $(CXXFLAGS) -c $< -o $@
 
-# The MLP's elementwise passes split over the OpenMP team its products run on.
-$(BUILD)/obj/src/model/mlp.o: CXXFLAGS += -fopenmp
+# The MLP's elementwise passes and the bf16 roundings split over the OpenMP team the
+# products run on.
+$(BUILD)/obj/src/model/mlp.o $(BUILD)/obj/src/model/bf16_rounding.o: CXXFLAGS += -fopenmp
 
 # Only the Parquet stream sees Arrow's headers; it rebuilds when make deps brings them.
 $(BUILD)/obj/src/data/parquet_stream.o: CXXFLAGS += $(ARROW_CFLAGS)

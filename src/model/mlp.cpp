@@ -13,24 +13,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "model/bf16_rounding.h"
+#include "model/omp_parts.h"
 #include "strata/common/partition.h"
 #include "strata/model/gemm.h"
-#include "strata/model/update_kernels.h"
 #include "strata/model/update_math.h"
 
 namespace strata {
 
 namespace {
-
-// body(begin, end) over [0, n) in contiguous parts, one for each of up to `threads`
-// OpenMP threads (the team the products run on), parts of at least `grain`. Each part is
-// computed as one thread alone would, so the result does not depend on the split.
-template <typename Body>
-void InParts(int threads, size_t n, size_t grain, const Body& body) {
-  const int parts = static_cast<int>(std::max<size_t>(1, std::min<size_t>(threads, n / grain)));
-#pragma omp parallel for num_threads(parts) schedule(static) if (parts > 1)
-  for (int p = 0; p < parts; ++p) body(n * p / parts, n * (p + 1) / parts);
-}
 
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the
 // columns split over `threads`.
@@ -63,11 +54,7 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
 // needed) on `threads` for the products that read it again.
 GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
   if (precision == DensePrecision::kFp32) return x;
-  if (to->size() < n) to->resize(n);
-  const auto to_bf16 = Kernels().to_bf16;
-  InParts(threads, n, size_t{1} << 16,
-          [&](size_t begin, size_t end) { to_bf16(to->data() + begin, x + begin, end - begin); });
-  return GemmOperand(x, to->data());
+  return GemmOperand(x, RoundToBf16(x, n, to, threads));
 }
 
 // x as a product's operand with the rounding Rounded made of it in `kept`, for kBf16.

@@ -12,7 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "strata/model/update_kernels.h"
+#include "model/bf16_rounding.h"
 
 namespace strata {
 namespace {
@@ -27,13 +27,11 @@ memory::desc MatrixDesc(int rows, int cols, bool trans, memory::data_type type) 
 }
 
 // The operand oneDNN reads (read only): its fp32 values, or for bf16 the caller's rounding
-// or else one made in `scratch`.
-void* Operand(DensePrecision precision, GemmOperand in, size_t n, std::vector<uint16_t>* scratch) {
+// or else one made in `scratch` on `threads`.
+void* Operand(DensePrecision precision, GemmOperand in, size_t n, std::vector<uint16_t>* scratch, int threads) {
   if (precision == DensePrecision::kFp32) return const_cast<float*>(in.values);
   if (in.bf16 != nullptr) return const_cast<uint16_t*>(in.bf16);
-  scratch->resize(n);
-  Kernels().to_bf16(scratch->data(), in.values, n);
-  return scratch->data();
+  return const_cast<uint16_t*>(RoundToBf16(in.values, n, scratch, threads));
 }
 
 memory::data_type OperandType(DensePrecision precision) {
@@ -79,8 +77,8 @@ struct OnednnGemm::Impl {
     const auto [precision, trans_a, trans_b, M, N, K, epilogue] = shape;
     omp_set_num_threads(threads);  // this thread's OpenMP team for oneDNN
     const memory::data_type type = OperandType(precision);
-    memory a(MatrixDesc(M, K, trans_a, type), engine, Operand(precision, A, static_cast<size_t>(M) * K, &a16));
-    memory b(MatrixDesc(K, N, trans_b, type), engine, Operand(precision, B, static_cast<size_t>(K) * N, &b16));
+    memory a(MatrixDesc(M, K, trans_a, type), engine, Operand(precision, A, static_cast<size_t>(M) * K, &a16, threads));
+    memory b(MatrixDesc(K, N, trans_b, type), engine, Operand(precision, B, static_cast<size_t>(K) * N, &b16, threads));
     memory c(MatrixDesc(M, N, false, memory::data_type::f32), engine, C);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}};
     if (epilogue == Epilogue::kBiasRelu) {

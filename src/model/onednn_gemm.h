@@ -1,8 +1,8 @@
 // OnednnGemm: the dense model's matrix products through oneDNN's matmul, in fp32 or with
 // bf16 operands (--dense-precision bf16) and fp32 accumulation. For bf16 an operand's
 // rounding is read where the caller holds one (GemmOperand); otherwise its fp32 values
-// are rounded (nearest, ties to even, as strata/common/half.h) into buffers this object
-// owns. fp32 operands are read in place. The product is written (or added) in fp32.
+// are rounded (nearest, ties to even: model/bf16_rounding.h) into buffers this object
+// owns, on its threads. fp32 operands are read in place. The product is written (or added) in fp32.
 // oneDNN picks its kernels for the CPU at run time (AVX2, AVX-512, AVX512-BF16 or AMX);
 // Bf16Supported() says whether this CPU has bf16 instructions at all, and callers fall back
 // to fp32 where it has not.
