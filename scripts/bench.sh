@@ -7,8 +7,10 @@
 #   trainer_vs_torch  strata-train (1 and 2 ranks) against tools/bench/torch_reference.py at
 #                     PyTorch's best thread setting, on the same synthetic data and model, with
 #                     the MLP's products in fp32 and, where the CPU has bf16 instructions, in
-#                     bf16 (against PyTorch's CPU autocast to bf16); and fp32 against the MLP
-#                     compute ceiling measured by $BUILD/bench/mlp_bench
+#                     bf16 (against PyTorch's CPU autocast to bf16); strata's train stage alone
+#                     too (the pass's read, pull and push left out, as PyTorch's timed loop
+#                     leaves out its parsing); and fp32 against the MLP compute ceiling
+#                     measured by $BUILD/bench/mlp_bench
 #   criteo_auc        eval AUC of strata-train and of the PyTorch reference on the real Criteo
 #                     sample split 90/10 in file order, and of strata-train with bf16 MLP
 #                     products where the CPU has them (skipped when the sample is absent)
@@ -70,6 +72,13 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
 # torch_field LOG KEY: KEY=value from the reference's final "torch_reference:" line.
 torch_field() { grep '^torch_reference:' "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# stage_rate METRICS: strata's examples/s over its train stage alone (the steps), leaving out the
+# pass's read and its pull, stage-in and push-back, as PyTorch's timed loop leaves out its parsing.
+stage_rate() {
+  "$PY" -c 'import json, sys
+p = [r for r in map(json.loads, open(sys.argv[1])) if r["type"] == "pass"]
+print(sum(r["examples"] for r in p) / sum(r["train_s"] for r in p))' "$1"
+}
 
 # run_strata NP LOG METRICS strata-train-flags...: one run; dies with its log on failure.
 run_strata() {
@@ -133,13 +142,14 @@ trainer_vs_torch_runs() {
   local precision=$1 cfg name np threads batch policy r
   local strata_cfgs=("strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048")
   local torch_cfgs=("torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE")
-  local -A runs=() last_auc=()
+  local -A runs=() last_auc=() stage=()
   for r in $(seq "$RUNS"); do
     for cfg in "${strata_cfgs[@]}"; do
       IFS=: read -r name np threads batch <<<"$cfg"
       run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" \
         --threads "$threads" --batch-size "$batch" --pass-examples 4194304 --dense-precision "$precision"
       runs[$name]+="$(json_field "$WORK/s.jsonl" examples_per_s) "
+      stage[$name]+="$(stage_rate "$WORK/s.jsonl") "
       last_auc[$name]=$(json_field "$WORK/s.jsonl" eval_auc)
     done
     for cfg in "${torch_cfgs[@]}"; do
@@ -157,6 +167,13 @@ trainer_vs_torch_runs() {
     printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" \
       "${last_auc[$name]}" "$(printf '%.0f ' ${runs[$name]})"
   done
+  for cfg in "${strata_cfgs[@]}"; do
+    name=${cfg%%:*}
+    # shellcheck disable=SC2086  # the rates are a space-separated list
+    eps[$name stage $precision]=$(median ${stage[$name]})
+    printf '  %-34s %9.0f examples/s  (runs: %s)\n' "$name, train stage alone" "${eps[$name stage $precision]}" \
+      "$(printf '%.0f ' ${stage[$name]})"
+  done
   auc[strata $precision]=${last_auc[strata 2 ranks]}
   eps[strata best $precision]=$(printf '%s\n' "${eps[strata 1 rank $precision]}" "${eps[strata 2 ranks $precision]}" | sort -g | tail -1)
   eps[torch best $precision]=$(printf '%s\n' "${eps[torch 1 thread $precision]}" "${eps[torch 2 threads PASSIVE $precision]}" | sort -g | tail -1)
@@ -164,6 +181,9 @@ trainer_vs_torch_runs() {
   summary_add "strata 1 rank / torch best, $precision (examples/s)" "$(ratio "${eps[strata 1 rank $precision]}" "${eps[torch best $precision]}")"
   summary_add "strata 2 ranks / torch best, $precision (examples/s)" "$(ratio "${eps[strata 2 ranks $precision]}" "${eps[torch best $precision]}")"
   summary_add "strata best / torch best, $precision (examples/s)" "$(ratio "${eps[strata best $precision]}" "${eps[torch best $precision]}")"
+  local stage_best
+  stage_best=$(printf '%s\n' "${eps[strata 1 rank stage $precision]}" "${eps[strata 2 ranks stage $precision]}" | sort -g | tail -1)
+  summary_add "strata best train stage / torch best, $precision" "$(ratio "$stage_best" "${eps[torch best $precision]}")"
 }
 
 # criteo_split DIR SUMMARY_LINE: DIR/{train,eval}.tsv from the real Criteo sample split 90/10
