@@ -350,11 +350,7 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
   for (std::string_view r : arrived_) arrived += r.size() / record;
   BeginSum(arrived);
   for (std::string_view r : arrived_) {
-    for (wire::Reader in(r); !in.done();) {
-      const uint64_t key = in.Get<uint64_t>();
-      const uint32_t count = in.Get<uint32_t>();
-      AddToSum(key, count, reinterpret_cast<const float*>(in.Take(grad_bytes)));
-    }
+    GradRecords::ForEach(r, dim_, [&](uint64_t key, uint32_t count, const float* g) { AddToSum(key, count, g); });
   }
   STRATA_RETURN_IF_ERROR(SendSums(routing));
 
@@ -365,11 +361,12 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
   grads->resize(total * dim_);
   size_t at = 0;
   for (std::string_view r : arrived_) {
-    for (wire::Reader in(r); !in.done(); ++at) {
-      (*keys)[at] = in.Get<uint64_t>();
-      (*counts)[at] = in.Get<uint32_t>();
-      std::memcpy(grads->data() + at * dim_, in.Take(grad_bytes), grad_bytes);
-    }
+    GradRecords::ForEach(r, dim_, [&](uint64_t key, uint32_t count, const float* g) {
+      (*keys)[at] = key;
+      (*counts)[at] = count;
+      std::memcpy(grads->data() + at * dim_, g, grad_bytes);
+      ++at;
+    });
   }
   return Status::OK();
 }

@@ -1,11 +1,12 @@
 // GradRecords: one step's sparse-gradient records (key, count, then dim floats) bound for
 // each rank, laid out in rank order in one buffer kept between steps, the layout that
-// Comm::AllToAllBytes sends. A rank's records keep the order they were emitted in. Not
-// thread-safe.
+// Comm::AllToAllBytes sends, and the reading of it on arrival. A rank's records keep the
+// order they were emitted in. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 namespace strata {
@@ -34,6 +35,21 @@ class GradRecords {
       std::memcpy(out + sizeof(key) + sizeof(count), grad, grad_bytes);
       at_[rank] += record;
     });
+  }
+
+  // Calls fn(key, count, grad) for each record of a part laid out this way (as received), in
+  // order.
+  template <typename Fn>
+  static void ForEach(std::string_view part, int dim, const Fn& fn) {
+    const size_t record = RecordBytes(dim);
+    for (size_t at = 0; at + record <= part.size(); at += record) {
+      const char* p = part.data() + at;
+      uint64_t key;
+      uint32_t count;
+      std::memcpy(&key, p, sizeof(key));
+      std::memcpy(&count, p + sizeof(key), sizeof(count));
+      fn(key, count, reinterpret_cast<const float*>(p + sizeof(key) + sizeof(count)));
+    }
   }
 
   const char* data() const { return bytes_.data(); }
