@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA backend end to end (skipped where no GPU is visible or the build has no CUDA):
 # (a) --device cuda reaches --device cpu's eval logloss within 1e-4, on one rank and on two
-#     ranks (sharing the GPU where there is one), and with --model dcn, wdl and dlrm;
+#     ranks (sharing the GPU where there is one), with --model dcn, wdl, dlrm and deepfm,
+#     and with row-wise Adagrad;
 # (b) lossless tiering on CUDA: a cache too small for the job over the SSD-PS, and the
 #     pipeline off, give bitwise the eval logloss and rows of the all-in-DRAM run;
 # (c) exact resume on CUDA: resumed from its second checkpoint, a run ends bitwise equal;
@@ -48,15 +49,23 @@ close cuda-2 cpu-2
 run cpu-dcn 1 --device cpu --mem-cache-gb 1 --model dcn --cross-layers 2
 run cuda-dcn 1 --device cuda --mem-cache-gb 1 --model dcn --cross-layers 2
 close cuda-dcn cpu-dcn
-run cpu-wdl 1 --device cpu --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl
-run cuda-wdl 1 --device cuda --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl
+# wdl with FTRL and dlrm take SGD for the dense parameters: with Adam these runs amplify
+# rounding (Adam normalizes gradients near zero, and FTRL's rows start at zero). The CPU
+# backend alone, with only its product kernels changed (ONEDNN_MAX_CPU_ISA=AVX2), moves
+# dlrm's eval logloss by 2.3e-3 with Adam and by 1.1e-8 with SGD, and wdl+FTRL's by 4.3e-4
+# with Adam and by 1.5e-9 with SGD.
+run cpu-wdl 1 --device cpu --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl --dense-optimizer sgd
+run cuda-wdl 1 --device cuda --mem-cache-gb 1 --model wdl --sparse-optimizer ftrl --dense-optimizer sgd
 close cuda-wdl cpu-wdl
-# dlrm with SGD for the dense parameters: with Adam this run amplifies rounding (Adam
-# normalizes gradients near zero): the CPU backend alone, with only OpenBLAS's kernel
-# changed (OPENBLAS_CORETYPE), moves its eval logloss by 2.4e-3 with Adam, by 7e-12 with SGD.
 run cpu-dlrm 1 --device cpu --mem-cache-gb 1 --model dlrm --bottom-mlp 16 --dense-optimizer sgd
 run cuda-dlrm 1 --device cuda --mem-cache-gb 1 --model dlrm --bottom-mlp 16 --dense-optimizer sgd
 close cuda-dlrm cpu-dlrm
+run cpu-deepfm 1 --device cpu --mem-cache-gb 1 --model deepfm
+run cuda-deepfm 1 --device cuda --mem-cache-gb 1 --model deepfm
+close cuda-deepfm cpu-deepfm
+run cpu-rowwise 1 --device cpu --mem-cache-gb 1 --sparse-optimizer rowwise-adagrad
+run cuda-rowwise 1 --device cuda --mem-cache-gb 1 --sparse-optimizer rowwise-adagrad
+close cuda-rowwise cpu-rowwise
 
 # (b)
 run cuda-small 1 --device cuda --mem-cache-gb 0.0028
