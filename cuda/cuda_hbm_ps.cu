@@ -5,8 +5,7 @@
 // in every shard, through peer access where a shard is on another GPU (enabled between all
 // the devices; required when they differ), and gathers the rows it needs once per distinct
 // key. The dense model is DenseModel's (strata/model/dense_model.h: dnn, deepfm, dcn, wdl,
-// dlrm) in its parameter layout: the MLP in cuBLAS (CublasMlp), dcn's cross layers
-// (CublasCrossNet), dlrm's bottom MLP and dot interaction and wdl's wide part as kernels.
+// dlrm) in its parameter layout, run on each worker by GpuDenseModel (gpu_dense_model.cuh).
 // Dense parameters and Adam moments are replicated on every GPU and
 // updated by the same kernel from the same summed gradient, so replicas stay identical.
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
@@ -36,12 +35,10 @@
 #include "bulk_staging.cuh"
 #include "cuda_check.cuh"
 #include "cuda_worker.cuh"
-#include "dlrm_kernels.cuh"
-#include "fm_kernels.cuh"
+#include "gpu_dense_model.cuh"
 #include "optimizer_kernels.cuh"
 #include "pinned_transfer.cuh"
 #include "pool_kernels.cuh"
-#include "wdl_kernels.cuh"
 #include "strata/common/partition.h"
 #include "strata/common/row.h"
 #include "strata/hbm/hbm_ps.h"
@@ -479,26 +476,7 @@ class CudaHbmPs final : public HbmPs {
     if (!mean_.empty()) {
       STRATA_RETURN_IF_ERROR(LaunchScaleMeanSlots(w.offsets.get(), w.mean.get(), B, S, rd, in, w.input.get(), w.stream));
     }
-    return DenseForward(w, B, S);
-  }
-
-  // The dense model (strata/model/dense_model.h) from w.input into w.logits: the cross
-  // layers or wdl's split before the MLP, and wdl's wide sum or deepfm's FM term after.
-  Status DenseForward(Worker& w, int B, int S) {
-    const float* params = w.params.get();
-    STRATA_RETURN_IF_ERROR(w.logits.Reserve(B));
-    w.mlp_input = w.input.get();
-    if (w.cross) STRATA_RETURN_IF_ERROR(w.cross->Forward(params + mlp_.num_params(), w.input.get(), B, &w.mlp_input));
-    if (spec_.kind == ModelKind::kWdl) {
-      STRATA_RETURN_IF_ERROR(w.deep.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
-      STRATA_RETURN_IF_ERROR(LaunchWdlSplit(w.input.get(), B, Wdl(), w.deep.get(), w.stream));
-      w.mlp_input = w.deep.get();
-    }
-    if (spec_.kind == ModelKind::kDlrm) STRATA_RETURN_IF_ERROR(DlrmForward(w, B));
-    STRATA_RETURN_IF_ERROR(w.mlp.Forward(params, w.mlp_input, B, w.logits.get()));
-    if (spec_.kind == ModelKind::kWdl) return LaunchWdlAddWide(w.input.get(), B, Wdl(), w.logits.get(), w.stream);
-    if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
-    return LaunchFmTerm(w.input.get(), B, dense_.input_width(), S, spec_.embedding_dim, w.logits.get(), w.stream);
+    return model_.Forward(w, B, S);
   }
 
   // Forward, the loss of each example into w.losses and backward: the dense gradient into
@@ -512,7 +490,7 @@ class CudaHbmPs final : public HbmPs {
                                          w.losses.get(), w.stream));
     STRATA_RETURN_IF_ERROR(w.dparams.Reserve(dense_.num_params()));
     STRATA_RETURN_IF_ERROR(w.dinput.Reserve(static_cast<size_t>(B) * dense_.input_width()));
-    STRATA_RETURN_IF_ERROR(DenseBackward(w, B, batch.num_slots));
+    STRATA_RETURN_IF_ERROR(model_.Backward(w, B, batch.num_slots));
     const size_t k = w.index.distinct();
     STRATA_RETURN_IF_ERROR(w.grads.Reserve(k * rd));
     if (!mean_.empty()) {
@@ -522,65 +500,6 @@ class CudaHbmPs final : public HbmPs {
     return LaunchScatter(w.index.key_start(), w.index.counts(), w.index.sorted_base(), w.dinput.get(), k, rd,
                          w.grads.get(), w.stream);
   }
-
-  // DLRM below the MLP: the dense features through the bottom MLP into w.z, then the dot
-  // interaction into w.deep, the MLP's input.
-  Status DlrmForward(Worker& w, int B) {
-    const float* z = nullptr;
-    if (w.bottom) {
-      const int nd = spec_.num_dense;
-      STRATA_RETURN_IF_ERROR(w.dense_in.Reserve(static_cast<size_t>(B) * nd));
-      STRATA_RETURN_IF_ERROR(w.z.Reserve(static_cast<size_t>(B) * spec_.embedding_dim));
-      STRATA_RETURN_IF_ERROR(LaunchGatherDense(w.input.get(), B, dense_.input_width(), DenseColumn(), nd,
-                                               w.dense_in.get(), w.stream));
-      STRATA_RETURN_IF_ERROR(w.bottom->Forward(w.params.get() + mlp_.num_params(), w.dense_in.get(), B, w.z.get()));
-      z = w.z.get();
-    }
-    STRATA_RETURN_IF_ERROR(w.deep.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
-    STRATA_RETURN_IF_ERROR(LaunchDotForward(w.input.get(), z, B, Dot(), w.deep.get(), w.stream));
-    w.mlp_input = w.deep.get();
-    return Status::OK();
-  }
-
-  // DlrmForward's backward from dtop, dLoss/d(the MLP's input): w.dinput (overwritten) and
-  // the bottom MLP's part of w.dparams.
-  Status DlrmBackward(Worker& w, int B, const float* dtop) {
-    const size_t mp = mlp_.num_params();
-    STRATA_CUDA_TRY(cudaMemsetAsync(w.dinput.get(), 0, static_cast<size_t>(B) * dense_.input_width() * sizeof(float),
-                                    w.stream));
-    if (w.bottom) STRATA_RETURN_IF_ERROR(w.dz.Reserve(static_cast<size_t>(B) * spec_.embedding_dim));
-    STRATA_RETURN_IF_ERROR(LaunchDotBackward(w.input.get(), w.bottom ? w.z.get() : nullptr, B, Dot(), dtop,
-                                             w.dinput.get(), w.dz.get(), w.stream));
-    if (!w.bottom) return Status::OK();
-    const int nd = spec_.num_dense;
-    STRATA_RETURN_IF_ERROR(w.ddense.Reserve(static_cast<size_t>(B) * nd));
-    STRATA_RETURN_IF_ERROR(
-        w.bottom->Backward(w.params.get() + mp, w.dense_in.get(), B, w.dz.get(), w.dparams.get() + mp, w.ddense.get()));
-    return LaunchScatterDense(w.ddense.get(), B, dense_.input_width(), DenseColumn(), nd, w.dinput.get(), w.stream);
-  }
-
-  // DenseForward's backward from the dlogits in w.logits: w.dparams and w.dinput.
-  Status DenseBackward(Worker& w, int B, int S) {
-    const float* params = w.params.get();
-    const bool inner = w.mlp_input != w.input.get();  // cross layers, wdl's split or dlrm's interaction
-    if (inner) STRATA_RETURN_IF_ERROR(w.dmlp_input.Reserve(static_cast<size_t>(B) * mlp_.input_width()));
-    float* dmlp = inner ? w.dmlp_input.get() : w.dinput.get();
-    STRATA_RETURN_IF_ERROR(w.mlp.Backward(params, w.mlp_input, B, w.logits.get(), w.dparams.get(), dmlp));
-    const size_t mp = mlp_.num_params();
-    if (w.cross) return w.cross->Backward(params + mp, w.input.get(), B, dmlp, w.dparams.get() + mp, w.dinput.get());
-    if (spec_.kind == ModelKind::kWdl) return LaunchWdlMerge(dmlp, w.logits.get(), B, Wdl(), w.dinput.get(), w.stream);
-    if (spec_.kind == ModelKind::kDlrm) return DlrmBackward(w, B, dmlp);
-    if (spec_.kind != ModelKind::kDeepFm) return Status::OK();
-    return LaunchFmGradient(w.input.get(), B, dense_.input_width(), S, spec_.embedding_dim, w.logits.get(),
-                            w.dinput.get(), w.stream);
-  }
-
-  WdlShape Wdl() const { return {spec_.num_slots, spec_.embedding_dim, spec_.num_dense}; }
-  DotShape Dot() const {
-    return {spec_.num_slots, spec_.embedding_dim, dense_.input_width(), spec_.num_dense > 0};
-  }
-  int DenseColumn() const { return spec_.num_slots * spec_.row_dim(); }  // of an input row
-
 
   // A batch is always the same pattern: the results to download (plus, when loss_sum is
   // given, the B losses, summed in row order as LossAndGrad sums), the lookup's outcome,
@@ -624,6 +543,7 @@ class CudaHbmPs final : public HbmPs {
   RowLayout layout_;
   DenseModel dense_;
   Mlp mlp_;  // dense_'s
+  GpuDenseModel model_{spec_, dense_};
   int max_batch_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int64_t steps_ = 0;
@@ -642,40 +562,6 @@ class CudaHbmPs final : public HbmPs {
 
 }  // namespace
 }  // namespace gpu
-
-int CudaDeviceCount() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" / "no driver" error
-    return 0;
-  }
-  return n;
-}
-
-int64_t CudaMinFreeBytes(const std::vector<int>& devices) {
-  const int visible = CudaDeviceCount();
-  int64_t least = -1;
-  for (int d : devices) {
-    if (d < 0 || d >= visible) return 0;
-    gpu::DeviceScope scope(d);
-    size_t free = 0, total = 0;
-    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    least = least < 0 ? static_cast<int64_t>(free) : std::min(least, static_cast<int64_t>(free));
-  }
-  return std::max<int64_t>(least, 0);
-}
-
-std::string CudaDeviceName(int device) {
-  cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-    cudaGetLastError();
-    return "unknown";
-  }
-  return prop.name;
-}
 
 Status NewCudaHbmPs(const HbmOptions& options, std::unique_ptr<HbmPs>* out) {
   const int visible = CudaDeviceCount();
