@@ -24,4 +24,9 @@ void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int 
   Library(ctx).RunBiasRelu(precision, M, N, K, A, B, bias, C);
 }
 
+void GemmBiasReluToBf16(GemmContext* ctx, int M, int N, int K, GemmOperand A, GemmOperand B, const float* bias,
+                        uint16_t* C16) {
+  Library(ctx).RunBiasReluToBf16(M, N, K, A, B, bias, C16);
+}
+
 }  // namespace strata

@@ -15,6 +15,7 @@
 
 #include "model/bf16_rounding.h"
 #include "model/omp_parts.h"
+#include "strata/common/half.h"
 #include "strata/common/partition.h"
 #include "strata/model/gemm.h"
 #include "strata/model/update_math.h"
@@ -23,17 +24,22 @@ namespace strata {
 
 namespace {
 
+// An activation's value, kept in fp32 or (a bf16 product's output) as its bf16 rounding.
+inline float Value(float a) { return a; }
+inline float Value(uint16_t a16) { return Bf16ToFloat(a16); }
+
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the
 // columns split over `threads`.
-void ReluMaskAndBiasGrad(const float* __restrict a, float* __restrict d, int B, int n,
+template <typename Activation>
+void ReluMaskAndBiasGrad(const Activation* __restrict a, float* __restrict d, int B, int n,
                          float* __restrict db, int threads) {
   InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
     std::fill(db + begin, db + end, 0.0f);
     for (int i = 0; i < B; ++i) {
-      const float* ar = a + static_cast<size_t>(i) * n;
+      const Activation* ar = a + static_cast<size_t>(i) * n;
       float* dr = d + static_cast<size_t>(i) * n;
       for (size_t j = begin; j < end; ++j) {
-        float v = ar[j] > 0.0f ? dr[j] : 0.0f;
+        float v = Value(ar[j]) > 0.0f ? dr[j] : 0.0f;
         dr[j] = v;
         db[j] += v;
       }
@@ -121,13 +127,22 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
 void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws, float* out,
                   DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
+  const bool bf16 = precision == DensePrecision::kBf16;
   const float* a = input;
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
     float* h = ws->act[l].data();
-    const GemmOperand x = Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l], ws->gemm.threads);
+    // kBf16: a hidden layer's input after the first is the rounding its product wrote.
+    const GemmOperand x = bf16 && l > 0 ? GemmOperand(nullptr, ws->input16[l].data())
+                                        : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
+                                                  ws->gemm.threads);
     const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
                                   &ws->weights16[l], ws->gemm.threads);
+    if (bf16 && l + 1 < relu_layers()) {  // read by the next layer's products alone
+      ws->input16[l + 1].resize(static_cast<size_t>(B) * width);
+      GemmBiasReluToBf16(&ws->gemm, B, width, in, x, w, params + bias_offset(l), ws->input16[l + 1].data());
+      continue;
+    }
     GemmBiasRelu(precision, &ws->gemm, B, width, in, x, w, params + bias_offset(l), h);
     a = h;
   }
@@ -188,7 +203,11 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
       Gemm(precision, &ws->gemm, false, true, B, in, width, g, w, false, da);
     }
     if (l == 0) break;
-    ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
+    if (precision == DensePrecision::kBf16) {  // layer l - 1's output is kept as its rounding alone
+      ReluMaskAndBiasGrad(ws->input16[l].data(), da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
+    } else {
+      ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
+    }
     std::swap(dz, spare);
   }
 }

@@ -2,7 +2,8 @@
 // bf16 operands (--dense-precision bf16) and fp32 accumulation. For bf16 an operand's
 // rounding is read where the caller holds one (GemmOperand); otherwise its fp32 values
 // are rounded (nearest, ties to even: model/bf16_rounding.h) into buffers this object
-// owns, on its threads. fp32 operands are read in place. The product is written (or added) in fp32.
+// owns, on its threads. fp32 operands are read in place. The product is written (or added)
+// in fp32, or for a bf16 product that feeds another, rounded to bf16 as it is written.
 // oneDNN picks its kernels for the CPU at run time (AVX2, AVX-512, AVX512-BF16 or AMX);
 // Bf16Supported() says whether this CPU has bf16 instructions at all, and callers fall back
 // to fp32 where it has not.
@@ -43,6 +44,10 @@ class OnednnGemm {
   // ReLU.
   void RunBiasRelu(DensePrecision precision, int M, int N, int K, GemmOperand A, GemmOperand B,
                    const float* bias, float* C);
+
+  // RunBiasRelu in bf16 with its result rounded (nearest, ties to even) as it is written:
+  // C16 holds the rounding of what RunBiasRelu would write. REQUIRES Bf16Supported().
+  void RunBiasReluToBf16(int M, int N, int K, GemmOperand A, GemmOperand B, const float* bias, uint16_t* C16);
 
  private:
   struct Impl;

@@ -1,6 +1,7 @@
 // OnednnGemm in fp32 and with bf16 operands against a scalar reference on the same
 // (bf16-rounded) operands, in every transpose and with accumulation; the fused bias and ReLU
-// against the bias, an accumulating product and a ReLU; a caller's bf16 rounding read in place
+// against the bias, an accumulating product and a ReLU, and written in bf16 against the
+// rounding of its fp32 result; a caller's bf16 rounding read in place
 // of the values; the same bits for 1 and 2 threads; and the Mlp's bf16 forward and backward
 // against its fp32 ones. The bf16 cases are skipped, with a message, on a CPU without bf16
 // instructions.
@@ -78,7 +79,14 @@ TEST_CASE("onednn gemm: every transpose, with and without accumulation, against 
   }
 }
 
-TEST_CASE("onednn gemm: a fused bias and ReLU gives the bits of the bias, an accumulating product and a ReLU") {
+// Rounds x to bf16 as the products do (FloatToBf16), each value scaled by `scale`.
+std::vector<uint16_t> RoundedBf16(const std::vector<float>& x, float scale) {
+  std::vector<uint16_t> r(x.size());
+  for (size_t k = 0; k < x.size(); ++k) r[k] = FloatToBf16(x[k] * scale);
+  return r;
+}
+
+TEST_CASE("onednn gemm: a fused bias and ReLU gives the bits of the bias, an accumulating product and a ReLU; in bf16, written in bf16, their rounding") {
   OnednnGemm gemm(1);
   const int M = 300, N = 70, K = 129;
   const auto A = Random(11, static_cast<size_t>(M) * K), B = Random(12, static_cast<size_t>(K) * N);
@@ -97,14 +105,12 @@ TEST_CASE("onednn gemm: a fused bias and ReLU gives the bits of the bias, an acc
     CHECK(fused == apart);
     CHECK(zeros > apart.size() / 4);  // the ReLU cut about half
     CHECK(zeros < apart.size() * 3 / 4);
+    if (precision == DensePrecision::kBf16) {
+      std::vector<uint16_t> narrow(fused.size());
+      gemm.RunBiasReluToBf16(M, N, K, A.data(), B.data(), bias.data(), narrow.data());
+      CHECK(narrow == RoundedBf16(fused, 1.0f));
+    }
   }
-}
-
-// Rounds x to bf16 as the products do (FloatToBf16), each value scaled by `scale`.
-std::vector<uint16_t> RoundedBf16(const std::vector<float>& x, float scale) {
-  std::vector<uint16_t> r(x.size());
-  for (size_t k = 0; k < x.size(); ++k) r[k] = FloatToBf16(x[k] * scale);
-  return r;
 }
 
 TEST_CASE("onednn gemm: a bf16 product reads the caller's rounding of an operand where it has one") {

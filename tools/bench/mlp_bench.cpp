@@ -5,15 +5,21 @@
 // batch (medians of --reps); then prints examples/s, the model's FLOPs per example, the
 // ceiling (GEMM rate / FLOPs per example) and the ratio to it.
 //
+// With --precision bf16 the Mlp computes its products with bf16 operands (the ceiling
+// stays the fp32 GEMM's).
+//
 //   build/bench/mlp_bench [--batch 4096] [--mlp 512,256,128] [--threads 1,2] [--reps 7]
+//                         [--precision fp32|bf16]
 #include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cxxopts.hpp>
+#include <string>
 #include <vector>
 
+#include "model/onednn_gemm.h"
 #include "strata/common/partition.h"
 #include "strata/model/gemm.h"
 #include "strata/model/mlp.h"
@@ -76,6 +82,8 @@ int main(int argc, char** argv) {
       ("threads", "thread counts to try",
        cxxopts::value<std::vector<int>>()->default_value("1,2"))
       ("reps", "timed repetitions (median reported)", cxxopts::value<int>()->default_value("7"))
+      ("precision", "fp32 or bf16 (the CPU must have bf16 instructions)",
+       cxxopts::value<std::string>()->default_value("fp32"))
       ("h,help", "print this help");
   cxxopts::ParseResult args;
   try {
@@ -94,6 +102,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mlp_bench: --batch and --reps must be >= 1\n");
     return 2;
   }
+  const std::string word = args["precision"].as<std::string>();
+  const bool bf16 = word == "bf16";
+  if ((!bf16 && word != "fp32") || (bf16 && !strata::OnednnGemm::Bf16Supported())) {
+    std::fprintf(stderr, "mlp_bench: --precision %s: fp32, or bf16 on a CPU with bf16 instructions\n", word.c_str());
+    return 2;
+  }
+  const auto precision = bf16 ? strata::DensePrecision::kBf16 : strata::DensePrecision::kFp32;
   strata::ModelSpec spec;  // Criteo shape: 26 slots x dim 16 + 13 dense
   spec.mlp = args["mlp"].as<std::vector<int>>();
   const strata::Mlp mlp(spec);
@@ -115,10 +130,9 @@ int main(int argc, char** argv) {
     const double gflops = std::max(rates.openblas, rates.onednn);
     auto ws = mlp.MakeWorkspace(B, threads);
     const double sec = MedianSeconds(reps, [&] {
-      mlp.Forward(params.data(), input.data(), B, &ws, logits.data());
+      mlp.Forward(params.data(), input.data(), B, &ws, logits.data(), precision);
       strata::LossAndGrad(logits.data(), labels.data(), B, 1.0f / B, logits.data());
-      mlp.Backward(params.data(), input.data(), B, logits.data(), &ws, dparams.data(),
-                   dinput.data());
+      mlp.Backward(params.data(), input.data(), B, logits.data(), &ws, dparams.data(), dinput.data(), precision);
     });
     const double eps = B / sec;
     const double ceiling = gflops * 1e9 / flops;

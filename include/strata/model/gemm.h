@@ -39,4 +39,10 @@ void Gemm(DensePrecision precision, GemmContext* ctx, bool trans_a, bool trans_b
 void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int K, GemmOperand A,
                   GemmOperand B, const float* bias, float* C);
 
+// GemmBiasRelu in bf16 for a layer whose output only another bf16 product reads: C16 (M, N)
+// gets the bf16 rounding (nearest, ties to even) of what GemmBiasRelu would write, made as
+// the product writes it. REQUIRES OnednnGemm::Bf16Supported().
+void GemmBiasReluToBf16(GemmContext* ctx, int M, int N, int K, GemmOperand A, GemmOperand B, const float* bias,
+                        uint16_t* C16);
+
 }  // namespace strata

@@ -68,13 +68,16 @@ class Mlp {
   // Activations and gradient scratch for batches of up to max_batch rows.
   struct Workspace {
     int max_batch = 0;
-    std::vector<std::vector<float>> act;   // hidden layer l: (max_batch, fan_out(l)), post-ReLU
+    // hidden layer l: (max_batch, fan_out(l)), post-ReLU; for kBf16 only the last hidden
+    // layer's (the others' outputs are kept as the next layer's input16 alone)
+    std::vector<std::vector<float>> act;
     std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
     std::vector<float> grad_b;             // (max_batch, widest hidden) gradient pong
     GemmContext gemm;                      // the products' threads and bf16 buffers
     // kBf16 only (grown at the first such Forward): the roundings that several products
     // read, each made once: each hidden layer's input and weights, rounded by Forward and
-    // read again by Backward, and the gradient Backward feeds two products.
+    // read again by Backward, and the gradient Backward feeds two products. A hidden
+    // layer's input after the first is written by the previous layer's product.
     std::vector<std::vector<uint16_t>> input16;    // hidden layer l's input (B, fan_in(l))
     std::vector<std::vector<uint16_t>> weights16;  // hidden layer l's weights
     std::vector<uint16_t> grad16;                  // (B, fan_out(l)) of the layer at hand
