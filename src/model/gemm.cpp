@@ -29,4 +29,9 @@ void GemmBiasReluToBf16(GemmContext* ctx, int M, int N, int K, GemmOperand A, Ge
   Library(ctx).RunBiasReluToBf16(M, N, K, A, B, bias, C16);
 }
 
+void GemmToBf16(GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A, GemmOperand B,
+                uint16_t* C16) {
+  Library(ctx).RunToBf16(trans_a, trans_b, M, N, K, A, B, C16);
+}
+
 }  // namespace strata

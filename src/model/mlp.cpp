@@ -29,22 +29,27 @@ inline float Value(float a) { return a; }
 inline float Value(uint16_t a16) { return Bf16ToFloat(a16); }
 
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the
-// columns split over `threads`.
-template <typename Activation>
-void ReluMaskAndBiasGrad(const Activation* __restrict a, float* __restrict d, int B, int n,
+// columns split over `threads`. a and d each in fp32 or as bf16 roundings.
+template <typename Activation, typename Grad>
+void ReluMaskAndBiasGrad(const Activation* __restrict a, Grad* __restrict d, int B, int n,
                          float* __restrict db, int threads) {
   InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
     std::fill(db + begin, db + end, 0.0f);
     for (int i = 0; i < B; ++i) {
       const Activation* ar = a + static_cast<size_t>(i) * n;
-      float* dr = d + static_cast<size_t>(i) * n;
+      Grad* dr = d + static_cast<size_t>(i) * n;
       for (size_t j = begin; j < end; ++j) {
-        float v = Value(ar[j]) > 0.0f ? dr[j] : 0.0f;
+        const Grad v = Value(ar[j]) > 0.0f ? dr[j] : Grad{0};
         dr[j] = v;
-        db[j] += v;
+        db[j] += Value(v);
       }
     }
   });
+}
+
+// to (n) = the values of the bf16 roundings `from`.
+void Widen(const uint16_t* __restrict from, size_t n, float* __restrict to) {
+  for (size_t k = 0; k < n; ++k) to[k] = Bf16ToFloat(from[k]);
 }
 
 // out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order).
@@ -61,11 +66,6 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
 GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
   if (precision == DensePrecision::kFp32) return x;
   return GemmOperand(x, RoundToBf16(x, n, to, threads));
-}
-
-// x as a product's operand with the rounding Rounded made of it in `kept`, for kBf16.
-GemmOperand Kept(DensePrecision precision, const float* x, const std::vector<uint16_t>& kept) {
-  return precision == DensePrecision::kBf16 ? GemmOperand(x, kept.data()) : GemmOperand(x);
 }
 
 }  // namespace
@@ -167,7 +167,6 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
   const int last = num_layers() - 1;
   const auto layer_input = [&](int l) { return l == 0 ? input : ws->act[l - 1].data(); };
   float* dz = ws->grad_a.data();
-  float* spare = ws->grad_b.data();
   if (output_ == Output::kRelu) {
     // dout is dLoss/d(the last ReLU's output): mask it into that layer's pre-activation.
     std::memcpy(dz, dout, static_cast<size_t>(B) * output_width() * sizeof(float));
@@ -188,27 +187,47 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
     OuterProduct(dout, params + weight_offset(last), B, in, dz);
     ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
   }
-  // ReLU layers top-down: dz holds dLoss/dpre-activation of layer l (B, out), already
-  // masked and with its bias gradient written.
+  if (precision == DensePrecision::kBf16) {
+    BackwardReluLayersBf16(B, dz, ws, dparams, dinput);
+  } else {
+    BackwardReluLayers(params, input, B, dz, ws, dparams, dinput);
+  }
+}
+
+void Mlp::BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
+                             float* dparams, float* dinput) const {
+  const DensePrecision fp32 = DensePrecision::kFp32;
+  float* spare = ws->grad_b.data();  // dz is grad_a
   for (int l = relu_layers() - 1; l >= 0; --l) {
     const int in = fan_in(l), width = fan_out(l);
-    const float* a = layer_input(l);
-    const GemmOperand x = Kept(precision, a, ws->input16[l]);
-    const GemmOperand w = Kept(precision, params + weight_offset(l), ws->weights16[l]);
+    const float* a = l == 0 ? input : ws->act[l - 1].data();
+    const float* w = params + weight_offset(l);
+    Gemm(fp32, &ws->gemm, true, false, in, width, B, a, dz, false, dparams + weight_offset(l));
     float* da = l == 0 ? dinput : spare;
-    const GemmOperand g =
-        da != nullptr ? Rounded(precision, dz, static_cast<size_t>(B) * width, &ws->grad16, ws->gemm.threads) : dz;
-    Gemm(precision, &ws->gemm, true, false, in, width, B, x, g, false, dparams + weight_offset(l));
-    if (da != nullptr) {
-      Gemm(precision, &ws->gemm, false, true, B, in, width, g, w, false, da);
-    }
-    if (l == 0) break;
-    if (precision == DensePrecision::kBf16) {  // layer l - 1's output is kept as its rounding alone
-      ReluMaskAndBiasGrad(ws->input16[l].data(), da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
-    } else {
-      ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
-    }
+    if (da == nullptr) return;
+    Gemm(fp32, &ws->gemm, false, true, B, in, width, dz, w, false, da);
+    if (l == 0) return;
+    ReluMaskAndBiasGrad(a, da, B, in, dparams + bias_offset(l - 1), ws->gemm.threads);
     std::swap(dz, spare);
+  }
+}
+
+void Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
+                                 float* dinput) const {
+  const int threads = ws->gemm.threads, top = relu_layers() - 1;
+  std::vector<uint16_t>* g = &ws->grad16;
+  std::vector<uint16_t>* below = &ws->grad16_pong;
+  RoundToBf16(dz, static_cast<size_t>(B) * fan_out(top), g, threads);
+  for (int l = top; l >= 0; --l) {
+    const int in = fan_in(l), width = fan_out(l);
+    const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());
+    Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dparams + weight_offset(l));
+    if (l == 0 && dinput == nullptr) return;
+    below->resize(static_cast<size_t>(B) * in);
+    GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, below->data());
+    if (l == 0) return Widen(below->data(), below->size(), dinput);
+    ReluMaskAndBiasGrad(ws->input16[l].data(), below->data(), B, in, dparams + bias_offset(l - 1), threads);
+    std::swap(g, below);
   }
 }
 

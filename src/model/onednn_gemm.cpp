@@ -123,4 +123,10 @@ void OnednnGemm::RunBiasReluToBf16(int M, int N, int K, GemmOperand A, GemmOpera
   impl_->Run(shape, A, B, bias, C16);
 }
 
+void OnednnGemm::RunToBf16(bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A, GemmOperand B,
+                           uint16_t* C16) {
+  const Impl::Shape shape{DensePrecision::kBf16, trans_a, trans_b, M, N, K, Impl::Epilogue::kNone, true};
+  impl_->Run(shape, A, B, nullptr, C16);
+}
+
 }  // namespace strata

@@ -49,6 +49,10 @@ class OnednnGemm {
   // C16 holds the rounding of what RunBiasRelu would write. REQUIRES Bf16Supported().
   void RunBiasReluToBf16(int M, int N, int K, GemmOperand A, GemmOperand B, const float* bias, uint16_t* C16);
 
+  // Run in bf16 without accumulation, its result rounded as it is written into C16.
+  // REQUIRES Bf16Supported().
+  void RunToBf16(bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A, GemmOperand B, uint16_t* C16);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -45,4 +45,9 @@ void GemmBiasRelu(DensePrecision precision, GemmContext* ctx, int M, int N, int 
 void GemmBiasReluToBf16(GemmContext* ctx, int M, int N, int K, GemmOperand A, GemmOperand B, const float* bias,
                         uint16_t* C16);
 
+// C16 (M, N) = the bf16 rounding of op(A) op(B) in bf16, made as the product writes it.
+// REQUIRES OnednnGemm::Bf16Supported().
+void GemmToBf16(GemmContext* ctx, bool trans_a, bool trans_b, int M, int N, int K, GemmOperand A, GemmOperand B,
+                uint16_t* C16);
+
 }  // namespace strata

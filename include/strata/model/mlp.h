@@ -81,6 +81,7 @@ class Mlp {
     std::vector<std::vector<uint16_t>> input16;    // hidden layer l's input (B, fan_in(l))
     std::vector<std::vector<uint16_t>> weights16;  // hidden layer l's weights
     std::vector<uint16_t> grad16;                  // (B, fan_out(l)) of the layer at hand
+    std::vector<uint16_t> grad16_pong;             // the layer below's, as its product writes it
   };
   Workspace MakeWorkspace(int max_batch, int threads = 1) const;
 
@@ -100,6 +101,13 @@ class Mlp {
                 DensePrecision precision = DensePrecision::kFp32) const;
 
  private:
+  // Backward's ReLU layers top-down from dz, dLoss/d(the top ReLU layer's pre-activation),
+  // masked and with its bias gradient written: fp32, or kBf16 with each input gradient
+  // written in bf16 by its product and fed to the next products as it is.
+  void BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
+                          float* dparams, float* dinput) const;
+  void BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams, float* dinput) const;
+
   Output output_ = Output::kLogit;
   std::vector<int> widths_;      // input, hidden..., then 1 for kLogit
   std::vector<size_t> offsets_;  // weight_offset per layer, then num_params
