@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda_worker.cuh"
+#include "device_scope.cuh"
 #include "strata/hbm/hbm_ps.h"
 
 namespace strata {

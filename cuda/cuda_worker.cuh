@@ -1,8 +1,7 @@
 // One worker of the CUDA HBM-PS: its device, its shard of both table sets, its dense
 // replica, its streams, cuBLAS handle and the scratch of its batches (device buffers and
-// the pinned host buffers its copies go through); and DeviceScope, which makes a device
-// current for a scope. A Worker is used by one thread at a time, except its `stage` part,
-// which belongs to the Stage-in thread.
+// the pinned host buffers its copies go through). A Worker is used by one thread at a
+// time, except its `stage` part, which belongs to the Stage-in thread.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,26 +13,12 @@
 #include "batch_index.cuh"
 #include "cross_cublas.cuh"
 #include "device_buffer.cuh"
+#include "device_scope.cuh"
 #include "hash_table.cuh"
 #include "mlp_cublas.cuh"
 #include "pinned_buffer.cuh"
 
 namespace strata::gpu {
-
-// Makes device current for the calling thread for a scope. The previous device is put back.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    cudaGetDevice(&previous_);
-    cudaSetDevice(device);
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 struct Worker {
   Worker(int dev, size_t row_bytes, const Mlp& model)
