@@ -53,7 +53,7 @@
 #                     (about 35 minutes at 3; needs 2x each model on disk; leave it out of
 #                     BENCH_SECTIONS to skip)
 #
-# Knobs (environment): BENCH_RUNS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
+# Knobs (environment): BENCH_RUNS, BENCH_SEEDS, BENCH_TRAIN_ROWS, BENCH_CARDINALITY, BENCH_SECTIONS (names
 # to run, space-separated; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -249,7 +249,30 @@ section_models() {
       IFS=: read -r model sparse <<<"$cfg"
       models_case "$set" "$model" "$sparse"
     done
+    rowwise_seeds_case "$set"
   done
+}
+
+# rowwise_seeds_case SET: row-wise against element-wise Adagrad on the caller's io and shape,
+# over the parameter seeds in $BENCH_SEEDS (default 1 2 3). The two differ by less than one
+# seed's draw moves either, so one run pair says little; the mean difference is what counts.
+rowwise_seeds_case() {
+  local set=$1 seed opt auc sum=0 n=0
+  local -A got=()
+  printf '  %-8s %-26s %13s %13s %9s\n' "" "seed" "adagrad AUC" "rowwise AUC" "diff"
+  for seed in ${BENCH_SEEDS:-1 2 3}; do
+    for opt in adagrad rowwise-adagrad; do
+      run_strata 2 "$WORK/rw.log" "$WORK/rw.jsonl" "${shape[@]}" --model dnn --epochs 1 --sparse-optimizer "$opt" \
+        --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001 "${io[@]}" --threads 1 --batch-size 256 --seed "$seed"
+      got[$opt]=$(json_field "$WORK/rw.jsonl" eval_auc)
+    done
+    auc=$(awk -v a="${got[rowwise-adagrad]}" -v b="${got[adagrad]}" 'BEGIN {print a - b}')
+    printf '  %-8s %-26s %13.5f %13.5f %+9.5f\n' "" "dnn, --seed $seed" "${got[adagrad]}" "${got[rowwise-adagrad]}" "$auc"
+    sum=$(awk -v s="$sum" -v d="$auc" 'BEGIN {print s + d}'); n=$((n + 1))
+  done
+  auc=$(awk -v s="$sum" -v n="$n" 'BEGIN {printf "%+.5f", s / n}')
+  echo "           row-wise - element-wise Adagrad, mean of $n seeds: $auc"
+  summary_add "models: $set rowwise - adagrad eval AUC, mean of $n seeds" "$auc"
 }
 
 # models_case SET MODEL SPARSE: one strata run and one PyTorch run of MODEL with SPARSE rows
