@@ -61,6 +61,13 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
   }
 }
 
+// *v grown to n floats (once: later calls find it that size), for the buffers only one
+// precision writes.
+float* Grown(std::vector<float>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+  return v->data();
+}
+
 // x (n floats) as a product's operand: for kBf16 with its rounding, made in *to (grown as
 // needed) on `threads` for the products that read it again.
 GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
@@ -113,12 +120,9 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
   ws.max_batch = max_batch;
   ws.gemm.threads = threads;
   int widest = 1;
-  for (int l = 0; l < relu_layers(); ++l) {
-    ws.act.emplace_back(static_cast<size_t>(max_batch) * fan_out(l));
-    widest = std::max(widest, fan_out(l));
-  }
+  for (int l = 0; l < relu_layers(); ++l) widest = std::max(widest, fan_out(l));
   ws.grad_a.resize(static_cast<size_t>(max_batch) * widest);
-  ws.grad_b.resize(static_cast<size_t>(max_batch) * widest);
+  ws.act.resize(relu_layers());  // each grown by the first Forward that writes it
   ws.input16.resize(relu_layers());
   ws.weights16.resize(relu_layers());
   return ws;
@@ -131,7 +135,6 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
   const float* a = input;
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
-    float* h = ws->act[l].data();
     // kBf16: a hidden layer's input after the first is the rounding its product wrote.
     const GemmOperand x = bf16 && l > 0 ? GemmOperand(nullptr, ws->input16[l].data())
                                         : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
@@ -143,6 +146,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
       GemmBiasReluToBf16(&ws->gemm, B, width, in, x, w, params + bias_offset(l), ws->input16[l + 1].data());
       continue;
     }
+    float* h = Grown(&ws->act[l], static_cast<size_t>(ws->max_batch) * width);
     GemmBiasRelu(precision, &ws->gemm, B, width, in, x, w, params + bias_offset(l), h);
     a = h;
   }
@@ -197,7 +201,7 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
 void Mlp::BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
                              float* dparams, float* dinput) const {
   const DensePrecision fp32 = DensePrecision::kFp32;
-  float* spare = ws->grad_b.data();  // dz is grad_a
+  float* spare = Grown(&ws->grad_b, ws->grad_a.size());  // dz is grad_a
   for (int l = relu_layers() - 1; l >= 0; --l) {
     const int in = fan_in(l), width = fan_out(l);
     const float* a = l == 0 ? input : ws->act[l - 1].data();

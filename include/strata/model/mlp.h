@@ -68,11 +68,12 @@ class Mlp {
   // Activations and gradient scratch for batches of up to max_batch rows.
   struct Workspace {
     int max_batch = 0;
-    // hidden layer l: (max_batch, fan_out(l)), post-ReLU; for kBf16 only the last hidden
-    // layer's (the others' outputs are kept as the next layer's input16 alone)
+    // hidden layer l: (max_batch, fan_out(l)), post-ReLU, grown by the first Forward that
+    // writes it; for kBf16 only the last hidden layer's (the others' outputs are kept as
+    // the next layer's input16 alone, so their fp32 buffers stay empty)
     std::vector<std::vector<float>> act;
     std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
-    std::vector<float> grad_b;             // (max_batch, widest hidden) gradient pong
+    std::vector<float> grad_b;             // the pong, as grad_a; kFp32's Backward alone grows it
     GemmContext gemm;                      // the products' threads and bf16 buffers
     // kBf16 only (grown at the first such Forward): the roundings that several products
     // read, each made once: each hidden layer's input and weights, rounded by Forward and
