@@ -35,8 +35,9 @@ const char* CpuIsaName(CpuIsa isa) {
 std::vector<CpuIsa> SupportedIsas() {
   std::vector<CpuIsa> isas{CpuIsa::kBaseline};
   if (__builtin_cpu_supports("avx2")) isas.push_back(CpuIsa::kAvx2);
-  if (__builtin_cpu_supports("avx512f")) isas.push_back(CpuIsa::kAvx512);
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) isas.push_back(CpuIsa::kAvx512Bf16);
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  if (avx512) isas.push_back(CpuIsa::kAvx512);
+  if (avx512 && __builtin_cpu_supports("avx512bf16")) isas.push_back(CpuIsa::kAvx512Bf16);
   return isas;
 }
 

@@ -18,31 +18,33 @@
 #include "strata/common/half.h"
 #include "strata/common/partition.h"
 #include "strata/model/gemm.h"
+#include "strata/model/update_kernels.h"
 #include "strata/model/update_math.h"
 
 namespace strata {
 
 namespace {
 
-// An activation's value, kept in fp32 or (a bf16 product's output) as its bf16 rounding.
-inline float Value(float a) { return a; }
-inline float Value(uint16_t a16) { return Bf16ToFloat(a16); }
+// One row's columns of ReluMaskAndBiasGrad: d[j] = (a[j] > 0 ? d[j] : 0), db[j] += d[j].
+void MaskRow(const float* __restrict a, float* __restrict d, float* __restrict db, size_t n) {
+  for (size_t j = 0; j < n; ++j) {
+    const float v = a[j] > 0.0f ? d[j] : 0.0f;
+    d[j] = v;
+    db[j] += v;
+  }
+}
+// The same on bf16 roundings, in the CPU's vector kernel.
+void MaskRow(const uint16_t* a, uint16_t* d, float* db, size_t n) { Kernels().relu_mask_bf16(a, d, db, n); }
 
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the
-// columns split over `threads`. a and d each in fp32 or as bf16 roundings.
-template <typename Activation, typename Grad>
-void ReluMaskAndBiasGrad(const Activation* __restrict a, Grad* __restrict d, int B, int n,
-                         float* __restrict db, int threads) {
+// columns split over `threads`. a and d both in fp32 or both as bf16 roundings.
+template <typename T>
+void ReluMaskAndBiasGrad(const T* a, T* d, int B, int n, float* db, int threads) {
   InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
     std::fill(db + begin, db + end, 0.0f);
     for (int i = 0; i < B; ++i) {
-      const Activation* ar = a + static_cast<size_t>(i) * n;
-      Grad* dr = d + static_cast<size_t>(i) * n;
-      for (size_t j = begin; j < end; ++j) {
-        const Grad v = Value(ar[j]) > 0.0f ? dr[j] : Grad{0};
-        dr[j] = v;
-        db[j] += Value(v);
-      }
+      const size_t row = static_cast<size_t>(i) * n + begin;
+      MaskRow(a + row, d + row, db + begin, end - begin);
     }
   });
 }

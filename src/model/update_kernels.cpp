@@ -31,6 +31,15 @@ STRATA_ALWAYS_INLINE void ToBf16Loop(uint16_t* __restrict to, const float* __res
   for (size_t i = 0; i < n; ++i) to[i] = FloatToBf16(from[i]);
 }
 
+STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_t* __restrict d,
+                                           float* __restrict db, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t v = Bf16ToFloat(a[i]) > 0.0f ? d[i] : uint16_t{0};
+    d[i] = v;
+    db[i] += Bf16ToFloat(v);
+  }
+}
+
 // The kernels compiled for one instruction set: `target` is GCC's target attribute.
 #define STRATA_UPDATE_KERNELS(name, target)                                                          \
   target void name##Add(float* to, const float* from, size_t n) { AddLoop(to, from, n); }            \
@@ -41,11 +50,14 @@ STRATA_ALWAYS_INLINE void ToBf16Loop(uint16_t* __restrict to, const float* __res
     AdamLoop(w, m, v, g, n, k);                                                                      \
   }                                                                                                  \
   target void name##ToBf16(uint16_t* to, const float* from, size_t n) { ToBf16Loop(to, from, n); }   \
-  const UpdateKernels k##name{name##Add, name##Adagrad, name##Adam, name##ToBf16};
+  target void name##ReluMaskBf16(const uint16_t* a, uint16_t* d, float* db, size_t n) {              \
+    ReluMaskBf16Loop(a, d, db, n);                                                                   \
+  }                                                                                                  \
+  const UpdateKernels k##name{name##Add, name##Adagrad, name##Adam, name##ToBf16, name##ReluMaskBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))
-STRATA_UPDATE_KERNELS(Avx512, __attribute__((target("avx512f"))))
+STRATA_UPDATE_KERNELS(Avx512, __attribute__((target("avx512f,avx512bw"))))
 
 // VCVTNEPS2BF16 rounds to nearest even and quiets NaNs as FloatToBf16 does, three times as
 // fast as the integer arithmetic, but reads a denormal input as zero: a block of 16 that
@@ -64,7 +76,7 @@ __attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to
   }
   ToBf16Loop(to + i, from + i, n - i);
 }
-const UpdateKernels kAvx512Bf16{Avx512Add, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16};
+const UpdateKernels kAvx512Bf16{Avx512Add, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16, Avx512ReluMaskBf16};
 
 }  // namespace
 

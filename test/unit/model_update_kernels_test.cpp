@@ -1,6 +1,6 @@
 // UpdateKernels on every instruction set this CPU runs: bit for bit the per-coordinate
-// functions of update_math.h and FloatToBf16 (the baseline's loop), on spans of every length around the
-// vector widths and at unaligned starts; and the set Kernels() chose is one the CPU runs.
+// functions of update_math.h, FloatToBf16 (the baseline's loop) and a ReLU mask written
+// here, on spans of every length around the vector widths and at unaligned starts; and the set Kernels() chose is one the CPU runs.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -87,6 +87,21 @@ TEST_CASE("model: the vector kernels of every instruction set round as the per-c
         for (size_t i = offset; i < total; ++i) want_bf16[i] = FloatToBf16(x[i]);
         k.to_bf16(bf16.data() + offset, x.data() + offset, n);
         CHECK(bf16 == want_bf16);
+
+        // The ReLU mask: activations of every sign and class (x's cases: zeros, denormals,
+        // NaNs, infinities), gradients from ordinary values.
+        std::vector<uint16_t> act(total), grad(total);
+        const std::vector<float> d = Uniform(total, -2.0f, 2.0f, 9);
+        for (size_t i = 0; i < total; ++i) act[i] = FloatToBf16(x[i]), grad[i] = FloatToBf16(d[i]);
+        std::vector<uint16_t> want_grad = grad;
+        std::vector<float> db = Uniform(total, -1.0f, 1.0f, 10), want_db = db;
+        for (size_t i = offset; i < total; ++i) {
+          if (!(Bf16ToFloat(act[i]) > 0.0f)) want_grad[i] = 0;
+          want_db[i] += Bf16ToFloat(want_grad[i]);
+        }
+        k.relu_mask_bf16(act.data() + offset, grad.data() + offset, db.data() + offset, n);
+        CHECK(grad == want_grad);
+        CHECK(SameBits(db, want_db));
       }
     }
   }
