@@ -231,15 +231,13 @@ class HostHbmPs final : public HbmPs {
     w->input.resize(static_cast<size_t>(B) * in);
     const auto& ids = w->index.local_ids();
     const std::vector<uint8_t*>& rows = w->rows;
-    const auto add = Kernels().add;
+    const auto sum_rows = Kernels().sum_rows;
     const auto pool_examples = [&](int begin, int end) {
       for (int i = begin; i < end; ++i) {
         float* x = &w->input[static_cast<size_t>(i) * in];
-        std::fill_n(x, S * dim, 0.0f);
         for (int s = 0; s < S; ++s) {
-          for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
-            add(x + s * dim, RowLayout::Embedding(rows[ids[j]]), static_cast<size_t>(dim));
-          }
+          const uint32_t first = batch.offsets[i * S + s], n = batch.offsets[i * S + s + 1] - first;
+          sum_rows(x + s * dim, rows.data(), &ids[first], n, static_cast<size_t>(dim));
         }
         std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
       }
@@ -265,13 +263,12 @@ class HostHbmPs final : public HbmPs {
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
     const auto& ids = w.index.local_ids();
-    const auto add = Kernels().add;
+    const auto scatter_add = Kernels().scatter_add;
     for (int i = 0; i < batch.num_examples; ++i) {
       const float* dx = &w.dinput[static_cast<size_t>(i) * in];
       for (int s = 0; s < S; ++s) {
-        for (uint32_t j = batch.offsets[i * S + s]; j < batch.offsets[i * S + s + 1]; ++j) {
-          add(&out->grads[static_cast<size_t>(ids[j]) * dim], dx + s * dim, static_cast<size_t>(dim));
-        }
+        const uint32_t first = batch.offsets[i * S + s], n = batch.offsets[i * S + s + 1] - first;
+        scatter_add(out->grads.data(), &ids[first], n, dx + s * dim, static_cast<size_t>(dim));
       }
     }
   }

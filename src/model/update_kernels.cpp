@@ -12,8 +12,21 @@ namespace {
 
 #define STRATA_ALWAYS_INLINE inline __attribute__((always_inline))
 
-STRATA_ALWAYS_INLINE void AddLoop(float* __restrict to, const float* __restrict from, size_t n) {
-  for (size_t i = 0; i < n; ++i) to[i] += from[i];
+STRATA_ALWAYS_INLINE void SumRowsLoop(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids, size_t n,
+                                      size_t dim) {
+  for (size_t c = 0; c < dim; ++c) x[c] = 0.0f;
+  for (size_t j = 0; j < n; ++j) {
+    const float* __restrict row = reinterpret_cast<const float*>(rows[ids[j]]);
+    for (size_t c = 0; c < dim; ++c) x[c] += row[c];
+  }
+}
+
+STRATA_ALWAYS_INLINE void ScatterAddLoop(float* grads, const uint32_t* ids, size_t n, const float* __restrict d,
+                                         size_t dim) {
+  for (size_t j = 0; j < n; ++j) {
+    float* __restrict g = grads + static_cast<size_t>(ids[j]) * dim;
+    for (size_t c = 0; c < dim; ++c) g[c] += d[c];
+  }
 }
 
 STRATA_ALWAYS_INLINE void AdagradLoop(float* __restrict w, float* __restrict s, const float* __restrict g, size_t n,
@@ -42,7 +55,12 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
 
 // The kernels compiled for one instruction set: `target` is GCC's target attribute.
 #define STRATA_UPDATE_KERNELS(name, target)                                                          \
-  target void name##Add(float* to, const float* from, size_t n) { AddLoop(to, from, n); }            \
+  target void name##SumRows(float* x, const uint8_t* const* rows, const uint32_t* ids, size_t n, size_t dim) { \
+    SumRowsLoop(x, rows, ids, n, dim);                                                               \
+  }                                                                                                  \
+  target void name##ScatterAdd(float* grads, const uint32_t* ids, size_t n, const float* d, size_t dim) { \
+    ScatterAddLoop(grads, ids, n, d, dim);                                                           \
+  }                                                                                                  \
   target void name##Adagrad(float* w, float* s, const float* g, size_t n, float lr) {                \
     AdagradLoop(w, s, g, n, lr);                                                                     \
   }                                                                                                  \
@@ -53,7 +71,7 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
   target void name##ReluMaskBf16(const uint16_t* a, uint16_t* d, float* db, size_t n) {              \
     ReluMaskBf16Loop(a, d, db, n);                                                                   \
   }                                                                                                  \
-  const UpdateKernels k##name{name##Add, name##Adagrad, name##Adam, name##ToBf16, name##ReluMaskBf16};
+  const UpdateKernels k##name{name##SumRows, name##ScatterAdd, name##Adagrad, name##Adam, name##ToBf16, name##ReluMaskBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))
@@ -76,7 +94,7 @@ __attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to
   }
   ToBf16Loop(to + i, from + i, n - i);
 }
-const UpdateKernels kAvx512Bf16{Avx512Add, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16, Avx512ReluMaskBf16};
+const UpdateKernels kAvx512Bf16{Avx512SumRows, Avx512ScatterAdd, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16, Avx512ReluMaskBf16};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // UpdateKernels on every instruction set this CPU runs: bit for bit the per-coordinate
-// functions of update_math.h, FloatToBf16 (the baseline's loop) and a ReLU mask written
-// here, on spans of every length around the vector widths and at unaligned starts; and the set Kernels() chose is one the CPU runs.
+// functions of update_math.h, FloatToBf16 (the baseline's loop), and pooling, its scatter
+// and a ReLU mask written here, on spans of every length around the vector widths and at
+// unaligned starts; and the set Kernels() chose is one the CPU runs.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -43,6 +44,38 @@ std::vector<float> Bf16Cases(size_t n) {
 
 constexpr size_t kLengths[] = {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000};
 
+// sum_rows and scatter_add with rows of dim floats (the span length under test) at an
+// unaligned start, against the loops written here: four rows (one holding -0.0f, which a
+// sum from +0 turns to +0), occurrences that name a row twice, and a slot with none.
+void CheckPooling(const UpdateKernels& k, size_t dim, size_t offset) {
+  constexpr size_t kRows = 4;
+  std::vector<float> table = Uniform(offset + kRows * dim, -1.0f, 1.0f, 6);
+  if (dim > 0) table[offset + 2 * dim] = -0.0f;
+  const std::vector<uint8_t*> rows = {
+      reinterpret_cast<uint8_t*>(&table[offset]), reinterpret_cast<uint8_t*>(&table[offset + dim]),
+      reinterpret_cast<uint8_t*>(&table[offset + 2 * dim]), reinterpret_cast<uint8_t*>(&table[offset + 3 * dim])};
+  const std::vector<uint32_t> ids = {2, 0, 3, 0, 1};
+  for (size_t n : {size_t{0}, size_t{1}, ids.size()}) {
+    CAPTURE(n);
+    std::vector<float> x(offset + dim, 5.0f), want = x;
+    for (size_t c = 0; c < dim; ++c) {
+      float sum = 0.0f;
+      for (size_t j = 0; j < n; ++j) sum += reinterpret_cast<const float*>(rows[ids[j]])[c];
+      want[offset + c] = sum;
+    }
+    k.sum_rows(x.data() + offset, rows.data(), ids.data(), n, dim);
+    CHECK(SameBits(x, want));
+
+    const std::vector<float> d = Uniform(offset + dim, -1.0f, 1.0f, 11);
+    std::vector<float> grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12), want_grads = grads;
+    for (size_t j = 0; j < n; ++j) {
+      for (size_t c = 0; c < dim; ++c) want_grads[offset + ids[j] * dim + c] += d[offset + c];
+    }
+    k.scatter_add(grads.data() + offset, ids.data(), n, d.data() + offset, dim);
+    CHECK(SameBits(grads, want_grads));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("model: the vector kernels of every instruction set round as the per-coordinate functions") {
@@ -60,10 +93,7 @@ TEST_CASE("model: the vector kernels of every instruction set round as the per-c
         CAPTURE(offset);
         const size_t total = n + offset;
         const std::vector<float> g = Uniform(total, -1.0f, 1.0f, 1);
-        std::vector<float> sum = Uniform(total, -1.0f, 1.0f, 6), want_sum = sum;
-        for (size_t i = offset; i < total; ++i) want_sum[i] += g[i];
-        k.add(sum.data() + offset, g.data() + offset, n);
-        CHECK(SameBits(sum, want_sum));
+        CheckPooling(k, n, offset);
 
         std::vector<float> w = Uniform(total, -0.5f, 0.5f, 2), s = Uniform(total, 0.01f, 2.0f, 3);
         std::vector<float> want_w = w, want_s = s;

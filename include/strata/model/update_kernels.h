@@ -17,8 +17,13 @@
 namespace strata {
 
 struct UpdateKernels {
-  // to[i] += from[i] for i < n. The spans do not overlap.
-  void (*add)(float* to, const float* from, size_t n);
+  // Sum pooling of one slot's n occurrences: x[c] = +0 + rows[ids[0]][c] + rows[ids[1]][c]
+  // + ... in j order, for c < dim (rows[k]: the embedding of the batch's key k). x overlaps
+  // no row.
+  void (*sum_rows)(float* x, const uint8_t* const* rows, const uint32_t* ids, size_t n, size_t dim);
+  // Its backward: grads[ids[j] * dim + c] += d[c] for j < n in order, c < dim. d overlaps no
+  // row of grads; ids may repeat.
+  void (*scatter_add)(float* grads, const uint32_t* ids, size_t n, const float* d, size_t dim);
   // AdagradUpdate(&w[i], &s[i], g[i], lr) for i < n. The spans do not overlap.
   void (*adagrad)(float* w, float* s, const float* g, size_t n, float lr);
   // AdamUpdate(&w[i], &m[i], &v[i], g[i], k) for i < n. The spans do not overlap.
