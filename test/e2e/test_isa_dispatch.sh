@@ -10,9 +10,11 @@ dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 20000 --eval-rows 4000 --cardinality 2000 --seed 5 >/dev/null
 isas=(baseline)
 grep -qw avx2 /proc/cpuinfo && isas+=(avx2)
-grep -qw avx512f /proc/cpuinfo && isas+=(avx512)
+avx512=0
+grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && avx512=1
+[ "$avx512" = 1 ] && isas+=(avx512)
 precision=fp32
-if grep -qw avx512_bf16 /proc/cpuinfo; then
+if [ "$avx512" = 1 ] && grep -qw avx512_bf16 /proc/cpuinfo; then
   isas+=(avx512bf16)
   precision=bf16
 fi
