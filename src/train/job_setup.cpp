@@ -212,10 +212,13 @@ Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
 
 Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
   KeySample keys;
-  STRATA_RETURN_IF_ERROR(SampleKeys(o, parts->train_plan, comm, &keys));
-  ReturnFreedMemory();  // the sample's batches, so they do not add to the peak
+  STRATA_RETURN_IF_ERROR(SampleKeys(o, parts->train_plan, comm, &keys, &parts->read_ahead));
+  ReturnFreedMemory();
   const bool gpu = UsesCuda(o);
-  const MemoryPlan plan = PlanMemory(o, keys, CurrentRssBytes(), gpu);
+  // The passes read ahead wait for training, and the plan counts them among its passes read
+  // ahead: the process at start is what the rank holds beside them.
+  const int64_t base_rss = std::max<int64_t>(0, CurrentRssBytes() - static_cast<int64_t>(keys.read_ahead_bytes));
+  const MemoryPlan plan = PlanMemory(o, keys, base_rss, gpu);
   // The node's available memory is shared by its ranks.
   const double dram = o.dram_limit_gb > 0 ? o.dram_limit_gb * 1e9
                                           : static_cast<double>(AvailableMemoryBytes()) / std::max(1, comm->local_size());

@@ -14,6 +14,7 @@
 #include "strata/hbm/hbm_ps.h"
 #include "strata/ps/shard_server.h"
 #include "strata/train/options.h"
+#include "train/pass_reader.h"
 
 namespace strata {
 
@@ -30,13 +31,15 @@ struct JobParts {
   DensePrecision dense_precision = DensePrecision::kFp32;  // what the backend computes in
   CudaPlacement placement;  // CUDA backend: the device of each local worker (else empty),
                             // chosen by PlanJobMemory or else by SetUpJob
+  ReadAhead read_ahead;     // the training input's first passes, read by PlanJobMemory
 };
 
 // The shard plans of the training and evaluation input (collective; first).
 Status PlanJobInput(const TrainOptions& options, Comm* comm, JobParts* out);
 
 // Rank 0 prints the memory plan (train/memory_plan.h); a usage error on every rank when a
-// rank's DRAM plan exceeds what its node has. After PlanJobInput, before SetUpJob.
+// rank's DRAM plan exceeds what its node has. Keeps the passes its key sample read in
+// parts->read_ahead. After PlanJobInput, before SetUpJob.
 Status PlanJobMemory(const TrainOptions& options, Comm* comm, JobParts* parts);
 
 // The output directories, the backend and the stores, after PlanJobInput. program names

@@ -57,22 +57,27 @@ double DenseModelBytes(const TrainOptions& o, int workers) {
   return 4.0 * ((4.0 + workers) * static_cast<double>(model.num_params()) + workers * activations);
 }
 
-Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out) {
-  TrainOptions one_epoch = o;
-  one_epoch.epochs = 1;
-  PassReader reader(one_epoch, plan, comm->rank());
-  STRATA_RETURN_IF_ERROR(comm->AgreeOn(reader.Open(ReadPosition{})));
+// With more epochs than one, a second pass in the next epoch repeats the first's keys: no
+// new keys, as the end of the input would say.
+Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out, ReadAhead* ahead) {
+  auto reader = std::make_unique<PassReader>(o, plan, comm->rank());
+  STRATA_RETURN_IF_ERROR(comm->AgreeOn(reader->Open(ReadPosition{})));
   PassData first, second;
-  reader.Read(comm, &first);
+  reader->Read(comm, &first);
   STRATA_RETURN_IF_ERROR(first.error);
-  if (!first.last) reader.Read(comm, &second);
+  if (!first.last) reader->Read(comm, &second);
   STRATA_RETURN_IF_ERROR(second.error);
   out->pass_keys = first.keys.size();
   out->pass_batch_bytes = BatchBytes(first);
+  out->read_ahead_bytes = BatchBytes(first) + BatchBytes(second) + kKeyBytes * (first.keys.size() + second.keys.size());
   std::vector<uint64_t> fresh;
   std::set_difference(second.keys.begin(), second.keys.end(), first.keys.begin(), first.keys.end(),
                       std::back_inserter(fresh));
   out->new_keys = fresh.size();
+  ahead->reader = std::move(reader);
+  const bool ended = first.last;
+  ahead->passes.push_back(std::move(first));
+  if (!ended) ahead->passes.push_back(std::move(second));
   const uint64_t lines = plan.total_lines();
   const uint64_t per_pass = static_cast<uint64_t>(std::max<int64_t>(1, o.pass_examples));
   out->epoch_passes = std::max<uint64_t>(1, (lines + per_pass - 1) / per_pass);

@@ -4,8 +4,9 @@
 // planners do the same for their tables; HugeCTR users ask for it).
 //
 // Keys are the one thing the flags cannot say. SampleKeys reads this rank's first two
-// passes (the same reader training uses, then dropped): a pass's distinct keys and the
-// bytes of its batches, and the keys of the second pass not in the first. The model is taken to gain that many new keys
+// passes with the reader training uses (which then trains on them without reading them
+// again): a pass's distinct keys and the bytes of its batches, and the keys of the second
+// pass not in the first. The model is taken to gain that many new keys
 // every further pass of an epoch: linear growth, an upper estimate on real logs, where new
 // keys thin out as a run goes on.
 //
@@ -24,6 +25,7 @@
 #include "strata/common/status.h"
 #include "strata/data/shard_plan.h"
 #include "strata/train/options.h"
+#include "train/pass_reader.h"
 
 namespace strata {
 
@@ -33,14 +35,16 @@ struct KeySample {
   uint64_t new_keys = 0;       // keys of the second pass not in the first
   uint64_t epoch_passes = 1;   // passes in an epoch of the job
   double pass_batch_bytes = 0; // what the first pass's batches hold (keys, offsets, labels, dense)
+  double read_ahead_bytes = 0; // what the two passes hold (batches and keys) until training takes them
   uint64_t model_keys() const { return pass_keys + new_keys * (epoch_passes - 1); }
 };
 
 // The dense model, its optimizer state and a batch's activations of `workers` workers.
 double DenseModelBytes(const TrainOptions& o, int workers);
 
-// A collective on comm: every rank reads its own shard.
-Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out);
+// A collective on comm: every rank reads its own shard. The passes read and their reader
+// go to *ahead. REQUIRES: o and plan outlive *ahead.
+Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeySample* out, ReadAhead* ahead);
 
 struct MemoryPlan {
   struct Item {

@@ -16,18 +16,28 @@ PassData Failed(const Status& st) {
   return p;
 }
 
+bool AtStart(const ReadPosition& from) {
+  return from.pass == 0 && from.epoch == 0 && std::all_of(from.lines.begin(), from.lines.end(), [](uint64_t n) { return n == 0; });
+}
+
 }  // namespace
 
 PassPipeline::PassPipeline(const TrainOptions& options, const ShardPlan& plan, Comm* world, ShardServer* server,
                            HbmPs* hbm, bool threaded)
-    : o_(options), world_(world), server_(server), hbm_(hbm), reader_(o_, plan, world->rank()),
-      threaded_(threaded) {}
+    : o_(options), world_(world), server_(server), hbm_(hbm),
+      reader_(std::make_unique<PassReader>(o_, plan, world->rank())), threaded_(threaded) {}
 
 Status PassPipeline::StartTraining(const TrainOptions& options, const ShardPlan& plan, Comm* world,
                                    ShardServer* server, HbmPs* hbm, const ReadPosition& from, bool threaded,
-                                   std::unique_ptr<PassPipeline>* out) {
+                                   ReadAhead* ahead, std::unique_ptr<PassPipeline>* out) {
   std::unique_ptr<PassPipeline> p(new PassPipeline(options, plan, world, server, hbm, threaded));
-  STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_.Open(from)));
+  if (ahead != nullptr && ahead->reader != nullptr && AtStart(from)) {  // the same on every rank
+    p->reader_ = std::move(ahead->reader);
+    p->read_ahead_.assign(std::make_move_iterator(ahead->passes.begin()), std::make_move_iterator(ahead->passes.end()));
+  } else {
+    STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_->Open(from)));
+  }
+  if (ahead != nullptr) *ahead = ReadAhead{};
   if (threaded) {
     STRATA_RETURN_IF_ERROR(p->StartThreads());
   } else {
@@ -42,7 +52,7 @@ Status PassPipeline::StartEvaluation(const TrainOptions& options, const ShardPla
   TrainOptions one_epoch = options;
   one_epoch.epochs = 1;
   std::unique_ptr<PassPipeline> p(new PassPipeline(one_epoch, plan, world, server, nullptr, false));
-  STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_.Open(ReadPosition{})));
+  STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_->Open(ReadPosition{})));
   p->exchange_ = std::make_unique<ParamExchange>(world, server);
   *out = std::move(p);
   return Status::OK();
@@ -124,7 +134,13 @@ bool PassPipeline::AgreeStop(Comm* comm) {
 // announce_via: the exchange that announces the pass's keys, or null for none.
 void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) {
   const Stopwatch watch;
-  reader_.Read(comm, out);
+  if (read_ahead_.empty()) {
+    reader_->Read(comm, out);
+  } else {  // read before the pipeline started: no read time here
+    *out = std::move(read_ahead_.front());
+    read_ahead_.pop_front();
+    out->read_s = 0;
+  }
   if (!out->error.ok() || out->last || !announce_via) return;
   out->error = comm->AgreeOn(announce_via->Announce(out->pass, out->keys));
   out->read_s = watch.Seconds();

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <semaphore>
 #include <thread>
@@ -40,11 +41,14 @@ namespace strata {
 
 class PassPipeline {
  public:
-  // Starts a training pipeline (threaded: its stage threads). REQUIRES: every argument
-  // outlives the pipeline; hbm's standby tables belong to the pipeline until Stop.
+  // Starts a training pipeline (threaded: its stage threads). When training starts at the
+  // beginning of its input and ahead holds passes read before (SampleKeys), the pipeline's
+  // first passes are those and its reader theirs; ahead is emptied either way. REQUIRES:
+  // every argument outlives the pipeline; hbm's standby tables belong to the pipeline
+  // until Stop.
   static Status StartTraining(const TrainOptions& options, const ShardPlan& plan, Comm* world,
                               ShardServer* server, HbmPs* hbm, const ReadPosition& from, bool threaded,
-                              std::unique_ptr<PassPipeline>* out);
+                              ReadAhead* ahead, std::unique_ptr<PassPipeline>* out);
   // Starts an evaluation pipeline over plan (one epoch, no threads).
   static Status StartEvaluation(const TrainOptions& options, const ShardPlan& plan, Comm* world,
                                 ShardServer* server, std::unique_ptr<PassPipeline>* out);
@@ -85,7 +89,8 @@ class PassPipeline {
   Comm* world_;
   ShardServer* server_;
   HbmPs* hbm_;  // null for evaluation
-  PassReader reader_;
+  std::unique_ptr<PassReader> reader_;
+  std::deque<PassData> read_ahead_;  // passes read before the pipeline started, for Read to hand on
   bool threaded_ = false;
   std::unique_ptr<Comm> read_comm_, pull_comm_, stage_comm_;
   std::unique_ptr<ParamExchange> exchange_, read_exchange_;

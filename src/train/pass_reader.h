@@ -63,4 +63,12 @@ class PassReader {
   bool done_ = false;
 };
 
+// Passes read before the training pipeline starts (the memory plan's key sample reads the
+// first two) and the reader that read them, so that training goes on from where it stopped
+// instead of reading them again (PassPipeline::StartTraining).
+struct ReadAhead {
+  std::unique_ptr<PassReader> reader;  // null: nothing was read ahead
+  std::vector<PassData> passes;        // in order; the last may be the end of the input
+};
+
 }  // namespace strata

@@ -47,6 +47,7 @@ class Job {
     checkpointer_.SetTrainInput(DescribeInput(parts_.train_plan));
     bool resume = false;
     STRATA_RETURN_IF_ERROR(checkpointer_.ResumeWanted(&resume));
+    if (resume || !o_.init_from.empty()) parts_.read_ahead = ReadAhead{};  // freed before the model loads
     if (resume) {
       STRATA_RETURN_IF_ERROR(Resume());
     } else if (!o_.init_from.empty()) {
@@ -54,7 +55,8 @@ class Job {
     }
     std::unique_ptr<PassPipeline> pipeline;
     STRATA_RETURN_IF_ERROR(PassPipeline::StartTraining(o_, parts_.train_plan, comm_, parts_.server.get(),
-                                                       parts_.hbm.get(), Position(), o_.pipeline, &pipeline));
+                                                       parts_.hbm.get(), Position(), o_.pipeline,
+                                                       &parts_.read_ahead, &pipeline));
     Status st = TrainAll(pipeline.get());
     pipeline->Stop();
     const PassPipeline::Wire stages = pipeline->WireBytes();

@@ -13,6 +13,7 @@
 #include "strata/comm/param_exchange.h"
 #include "strata/common/row.h"
 #include "strata/model/optimizer.h"
+#include "train/memory_plan.h"
 #include "train/pass_pipeline.h"
 #include "train/pass_refresh.h"
 
@@ -83,17 +84,21 @@ struct SeenPass {
   bool operator==(const SeenPass&) const = default;
 };
 
-std::vector<SeenPass> RunPipeline(const TrainOptions& o, const ShardPlan& plan, bool threaded) {
+// ahead (may be null): passes read before, for the pipeline to start with. read_s (may be
+// null): each pass's Read-stage seconds.
+std::vector<SeenPass> RunPipeline(const TrainOptions& o, const ShardPlan& plan, bool threaded,
+                                  ReadAhead* ahead = nullptr, std::vector<double>* read_s = nullptr) {
   Rank rank(o);
   PassRefresh refresh;
   std::unique_ptr<PassPipeline> pipeline;
   REQUIRE(PassPipeline::StartTraining(o, plan, &rank.comm, rank.server.get(), rank.hbm.get(), ReadPosition{},
-                                      threaded, &pipeline).ok());
+                                      threaded, ahead, &pipeline).ok());
   std::vector<SeenPass> seen;
   for (;;) {
     PassData pass = pipeline->Next();
     REQUIRE(pass.error.ok());
     if (pass.last) break;
+    if (read_s) read_s->push_back(pass.read_s);
     std::set<uint64_t> distinct;
     for (const auto& worker : pass.batches) for (const Batch& b : worker) distinct.insert(b.keys.begin(), b.keys.end());
     CHECK(pass.routing.keys() == std::vector<uint64_t>(distinct.begin(), distinct.end()));
@@ -126,6 +131,38 @@ TEST_CASE("pipeline: with one rank, threaded stages stage the same passes and ro
   std::vector<uint8_t> fresh(RowLayout(4, 4).bytes());
   InitRow(o.model, sequential.back().keys[0], fresh.data());
   CHECK(first != RowLayout::Embedding(fresh.data())[0]);
+}
+
+// The memory plan's key sample reads the first two passes; training starts from them and
+// its reader, reading on after them: the same passes and rows as a pipeline that reads
+// everything itself, for an input of many passes and for one shorter than a pass (whose
+// second pass is already the next epoch's).
+TEST_CASE("pipeline: the passes the key sample read are training's first, not read again") {
+  test::TempDir dir;
+  const TrainOptions o = SmallOptions();  // 2 epochs
+  for (const int rows : {300, 40}) {
+    CAPTURE(rows);
+    const std::string file = dir.File(fmt::format("train-{}.tsv", rows));
+    test::WriteText(file, CriteoRows(rows));
+    ShardPlan plan;
+    REQUIRE(PlanShards({file}, o.workers_per_rank, &plan).ok());
+    const std::vector<SeenPass> read_here = RunPipeline(o, plan, false);
+    for (const bool threaded : {false, true}) {
+      CAPTURE(threaded);
+      Comm comm;
+      KeySample keys;
+      ReadAhead ahead;
+      REQUIRE(SampleKeys(o, plan, &comm, &keys, &ahead).ok());
+      REQUIRE(ahead.passes.size() == 2);
+      std::vector<double> read_s;
+      CHECK(RunPipeline(o, plan, threaded, &ahead, &read_s) == read_here);
+      CHECK(ahead.reader == nullptr);  // taken by the pipeline
+      REQUIRE(read_s.size() >= 2);
+      CHECK(read_s[0] == 0.0);
+      CHECK(read_s[1] == 0.0);
+      if (read_s.size() > 2) CHECK(read_s[2] > 0.0);
+    }
+  }
 }
 
 TEST_CASE("pass refresh: held rows come from this rank's previous pass, or are pulled again after Forget") {
