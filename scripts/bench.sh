@@ -253,17 +253,24 @@ section_models() {
   done
 }
 
+# model_flags MODEL SPARSE: the section's flags for MODEL with SPARSE rows on the caller's io
+# and shape, into the caller's array `flags` (both strata's and PyTorch's).
+model_flags() {
+  flags=("${shape[@]}" --model "$1" --epochs 1 --sparse-optimizer "$2" --dense-optimizer adam
+         --lr-sparse 0.05 --lr-dense 0.001 "${io[@]}")
+}
+
 # rowwise_seeds_case SET: row-wise against element-wise Adagrad on the caller's io and shape,
 # over the parameter seeds in $BENCH_SEEDS (default 1 2 3). The two differ by less than one
 # seed's draw moves either, so one run pair says little; the mean difference is what counts.
 rowwise_seeds_case() {
-  local set=$1 seed opt auc sum=0 n=0
+  local set=$1 seed opt auc sum=0 n=0 flags
   local -A got=()
   printf '  %-8s %-26s %13s %13s %9s\n' "" "seed" "adagrad AUC" "rowwise AUC" "diff"
   for seed in ${BENCH_SEEDS:-1 2 3}; do
     for opt in adagrad rowwise-adagrad; do
-      run_strata 2 "$WORK/rw.log" "$WORK/rw.jsonl" "${shape[@]}" --model dnn --epochs 1 --sparse-optimizer "$opt" \
-        --dense-optimizer adam --lr-sparse 0.05 --lr-dense 0.001 "${io[@]}" --threads 1 --batch-size 256 --seed "$seed"
+      model_flags dnn "$opt"
+      run_strata 2 "$WORK/rw.log" "$WORK/rw.jsonl" "${flags[@]}" --threads 1 --batch-size 256 --seed "$seed"
       got[$opt]=$(json_field "$WORK/rw.jsonl" eval_auc)
     done
     auc=$(awk -v a="${got[rowwise-adagrad]}" -v b="${got[adagrad]}" 'BEGIN {print a - b}')
@@ -278,9 +285,8 @@ rowwise_seeds_case() {
 # models_case SET MODEL SPARSE: one strata run and one PyTorch run of MODEL with SPARSE rows
 # on the caller's io and shape; prints a table row and records the AUC difference.
 models_case() {
-  local set=$1 model=$2 sparse=$3
-  local flags=("${shape[@]}" --model "$model" --epochs 1 --sparse-optimizer "$sparse" --dense-optimizer adam
-               --lr-sparse 0.05 --lr-dense 0.001 "${io[@]}")
+  local set=$1 model=$2 sparse=$3 flags
+  model_flags "$model" "$sparse"
   run_strata 2 "$WORK/m.log" "$WORK/m.jsonl" "${flags[@]}" --threads 1 --batch-size 256
   run_torch "$WORK/mt.log" "${flags[@]}" --batch-size 512 --threads 1
   local s t

@@ -69,7 +69,7 @@ Status SampleKeys(const TrainOptions& o, const ShardPlan& plan, Comm* comm, KeyS
   STRATA_RETURN_IF_ERROR(second.error);
   out->pass_keys = first.keys.size();
   out->pass_batch_bytes = BatchBytes(first);
-  out->read_ahead_bytes = BatchBytes(first) + BatchBytes(second) + kKeyBytes * (first.keys.size() + second.keys.size());
+  out->read_ahead_bytes = out->pass_batch_bytes + BatchBytes(second) + kKeyBytes * (first.keys.size() + second.keys.size());
   std::vector<uint64_t> fresh;
   std::set_difference(second.keys.begin(), second.keys.end(), first.keys.begin(), first.keys.end(),
                       std::back_inserter(fresh));

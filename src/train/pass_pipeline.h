@@ -6,7 +6,9 @@
 // threads off, Next runs the three stages in sequence on the caller's thread (no announcing).
 //
 //   Read:     PassReader (train/pass_reader.h); the pass's distinct keys are announced to
-//             their owners when they cache (ShardServer::caches).
+//             their owners when they cache (ShardServer::caches). A training run from the
+//             start first hands on the passes the memory plan's sample read (ReadAhead),
+//             then reads on with the reader that read them.
 //   Pull:     ParamExchange::Pull of the pass's keys: rows, held flags and routing.
 //   Stage-in: the rows go into the HBM-PS standby tables (HbmPs::BeginStage, Stage) and are
 //             freed. One pass is staged at a time: the next waits until the Train stage has
