@@ -10,7 +10,10 @@
 // updated by the same kernel from the same summed gradient, so replicas stay identical.
 // Gradient sums across workers and ranks are the trainer's (it owns the exchange); this
 // backend returns each worker's gradients in host memory like the host backend does, except
-// in a job of one worker (TrainAlone), where they never leave the GPU.
+// in a job of one worker (TrainAlone), where they never leave the GPU, and the dense
+// gradients once ConnectDevices has made the job's NCCL communicator: they stay on the GPUs
+// and SumAndApplyDense sums them there (NcclDenseSum), while the step's sparse records
+// travel between ranks over NCCL too (step_transport, NcclAllToAll).
 //
 // Every copy goes through page-locked memory: a call's uploads and downloads are queued
 // together and waited for once (a training step waits twice: for the batch index's size
@@ -36,6 +39,9 @@
 #include "cuda_check.cuh"
 #include "cuda_worker.cuh"
 #include "gpu_dense_model.cuh"
+#include "nccl_all_to_all.cuh"
+#include "nccl_comm.cuh"
+#include "nccl_dense_sum.cuh"
 #include "optimizer_kernels.cuh"
 #include "pinned_transfer.cuh"
 #include "pool_kernels.cuh"
@@ -178,16 +184,14 @@ class CudaHbmPs final : public HbmPs {
     Worker& w = *workers_[worker];
     const int B = batch.num_examples, dim = spec_.row_dim();
     const size_t P = dense_.num_params();
-    if (B == 0) {
-      out->SetEmpty(P);
-      return Status::OK();
-    }
+    if (B == 0) return EmptyGradients(w, out);
     DeviceScope scope(w.device);
     STRATA_RETURN_IF_ERROR(Backward(w, batch, grad_scale));
     const size_t k = w.index.distinct();
     PinnedDownloads results;
     const size_t keys_at = results.Add(w.index.keys(), k), counts_at = results.Add(w.index.counts(), k);
-    const size_t grads_at = results.Add(w.grads.get(), k * dim), dense_at = results.Add(w.dparams.get(), P);
+    const size_t grads_at = results.Add(w.grads.get(), k * dim);
+    const size_t dense_at = results.Add(w.dparams.get(), dense_sum_ ? 0 : P);
     double loss_sum = 0;
     STRATA_RETURN_IF_ERROR(FinishBatch(w, B, &results, &loss_sum));
     const PinnedBuffer& got = w.down;
@@ -196,7 +200,49 @@ class CudaHbmPs final : public HbmPs {
     out->keys.assign(got.At<uint64_t>(keys_at), got.At<uint64_t>(keys_at) + k);
     out->counts.assign(got.At<uint32_t>(counts_at), got.At<uint32_t>(counts_at) + k);
     out->grads.assign(got.At<float>(grads_at), got.At<float>(grads_at) + k * dim);
-    out->dense.assign(got.At<float>(dense_at), got.At<float>(dense_at) + P);
+    out->dense.assign(got.At<float>(dense_at), got.At<float>(dense_at) + (dense_sum_ ? 0 : P));
+    return Status::OK();
+  }
+
+  Status ConnectDevices(Comm* comm) override {
+    STRATA_RETURN_IF_ERROR(NcclComm::Connect(comm, workers_.front()->device, &nccl_));
+    auto sum = std::make_unique<NcclDenseSum>(nccl_.get(), dense_.num_params(), num_workers());
+    auto transport = std::make_unique<NcclAllToAll>(nccl_.get());
+    Status local = sum->Init();
+    if (local.ok()) local = transport->Init();
+    STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
+    dense_sum_ = std::move(sum);
+    step_transport_ = std::move(transport);
+    return Status::OK();
+  }
+
+  ByteAllToAll* step_transport() override { return step_transport_.get(); }
+
+  bool sums_dense_on_devices() const override { return dense_sum_ != nullptr; }
+
+  // The sum lands on the first worker's GPU; a replica on another GPU steps from a copy.
+  Status SumAndApplyDense() override {
+    if (!dense_sum_) return HbmPs::SumAndApplyDense();
+    const size_t P = dense_.num_params();
+    std::vector<const float*> grads;
+    std::vector<int> devices;
+    for (const auto& w : workers_) {
+      grads.push_back(w->dparams.get());
+      devices.push_back(w->device);
+    }
+    STRATA_RETURN_IF_ERROR(dense_sum_->Sum(grads, devices, workers_.front()->stream));
+    const AdamStepScalars k = NextDenseStep();
+    for (auto& w : workers_) {
+      DeviceScope scope(w->device);
+      const float* sum = dense_sum_->sum();
+      if (w->device != nccl_->device()) {
+        STRATA_RETURN_IF_ERROR(w->grad.Reserve(P));
+        STRATA_CUDA_TRY(cudaMemcpyPeerAsync(w->grad.get(), w->device, sum, nccl_->device(), P * sizeof(float),
+                                            w->stream));
+        sum = w->grad.get();
+      }
+      STRATA_RETURN_IF_ERROR(DenseStep(*w, sum, k));
+    }
     return Status::OK();
   }
 
@@ -416,6 +462,19 @@ class CudaHbmPs final : public HbmPs {
     return UploadUpdates(w, part_keys_.data(), part_grads_.data(), part_counts_.data(), part.size());
   }
 
+  // The gradients of an empty batch. With the dense sum on the devices, the worker's dense
+  // gradient there is zeroed, and its stream waited for: the sum reads it from another.
+  Status EmptyGradients(Worker& w, WorkerGrads* out) {
+    const size_t P = dense_.num_params();
+    out->SetEmpty(dense_sum_ ? 0 : P);
+    if (!dense_sum_) return Status::OK();
+    DeviceScope scope(w.device);
+    STRATA_RETURN_IF_ERROR(w.dparams.Reserve(P));
+    STRATA_CUDA_TRY(cudaMemsetAsync(w.dparams.get(), 0, P * sizeof(float), w.stream));
+    STRATA_CUDA_TRY(cudaStreamSynchronize(w.stream));
+    return Status::OK();
+  }
+
   // The dense step's scalars, counting the step.
   AdamStepScalars NextDenseStep() {
     ++steps_;
@@ -555,6 +614,10 @@ class CudaHbmPs final : public HbmPs {
   // overlap, and of the Stage-in thread's calls, which may overlap them.
   BulkStaging bulk_, staging_;
   PinnedBuffer dense_up_;  // ApplyDense's gradient, uploaded to every replica
+  // Once ConnectDevices made them: the job's communicator and what runs on it.
+  std::unique_ptr<NcclComm> nccl_;
+  std::unique_ptr<NcclDenseSum> dense_sum_;
+  std::unique_ptr<NcclAllToAll> step_transport_;
   std::vector<uint64_t> part_keys_;
   std::vector<float> part_grads_;
   std::vector<uint32_t> part_counts_;

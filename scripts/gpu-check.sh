@@ -2,7 +2,7 @@
 # make gpu-check: the GPU path validated in one run on a machine with CUDA, NCCL and PyTorch
 # but possibly no MPI, HDF5, OpenBLAS or network. It unpacks the .deb files of `make
 # gpu-bundle` (deps/gpu-bundle) into a private prefix, builds there, runs every `cuda:` unit
-# test, the GPU end-to-end test (test/e2e/test_gpu.sh) and the GPU benchmarks
+# test (the multi-rank ones under mpirun with 2 and 3 ranks), the GPU end-to-end test (test/e2e/test_gpu.sh) and the GPU benchmarks
 # (scripts/bench-gpu.sh), and writes each step's log and a summary under $OUT (else
 # $BUILD/gpu-check). Where no GPU is visible it runs the same steps, each GPU step ending in
 # one "skipped" line. Exit status: 0 when no step failed.
@@ -119,12 +119,24 @@ find_libraries() {
 # machine's pyarrow need not match; warnings stay warnings for other compilers).
 build() {
   make --no-print-directory -j"$(nproc)" BUILD="$1" ARROW_SOS= WERROR= "${BUILD_VARS[@]}" \
-    "$1/strata-train" "$1/strata-datagen" "$1/strata-unit-tests" "$1/bench/gpu_bench"
+    "$1/strata-train" "$1/strata-datagen" "$1/strata-unit-tests" "$1/strata-mpi-tests" "$1/bench/gpu_bench"
 }
 
 unit_tests() {
   have_gpu || echo "no CUDA device visible: each cuda: test returns at once"
   "$BUILD/strata-unit-tests" --no-colors -tc='cuda:*'
+}
+
+# The multi-rank tests, every rank on this machine's GPUs (on one GPU, NCCL connects the
+# ranks over sockets): 2 ranks, and 3 for slices of uneven length; a hang fails the step.
+mpi_tests() {
+  have_gpu || echo "no CUDA device visible: each cuda: test returns at once"
+  source test/e2e/lib.sh
+  local np
+  for np in 2 3; do
+    echo "== $np ranks"
+    timeout -k 5 120 $MPIRUN -np "$np" "$BUILD/strata-mpi-tests" --no-colors -tc='cuda:*' || return 1
+  done
 }
 
 BUILD_VARS=()
@@ -143,8 +155,9 @@ else
   [ -x "$BUILD/strata-unit-tests" ] || { note "gpu-check: no build to test"; exit 1; }
 fi
 find_libraries >"$LOGS/libraries.log" 2>&1; record libraries $? 0
-export PYTHON=python3 PY3=python3 OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN} PYTHON=python3 PY3=python3 OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 wanted unit && step unit-cuda unit_tests
+wanted unit && step unit-cuda-mpi mpi_tests
 wanted e2e && step e2e-gpu env BUILD="$BUILD" bash test/e2e/test_gpu.sh
 if [ -n "${build_pid:-}" ]; then wait "$build_pid" || failed=1; fi
 wanted bench && step bench-gpu env BUILD="$BUILD" BENCH_GPU_NO_BUILD=1 scripts/bench-gpu.sh

@@ -22,7 +22,7 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
 }  // namespace
 
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
-    : comm_(comm), server_(server), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
+    : comm_(comm), server_(server), steps_(comm), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
 
 Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
                                    const std::vector<uint32_t>& counts, std::vector<std::vector<uint32_t>>* told) {
@@ -309,7 +309,7 @@ Status ParamExchange::SendSums(const PassRouting& routing) {
       }
     }
   });
-  return comm_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_);
+  return steps_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_);
 }
 
 size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers) {
@@ -342,7 +342,7 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
       for (size_t i = 0; i < v.n; ++i) emit(OwnerRank(v.keys[i], ranks), v.keys[i], v.counts[i], v.grads + i * dim_);
     }
   });
-  STRATA_RETURN_IF_ERROR(comm_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_));
+  STRATA_RETURN_IF_ERROR(steps_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_));
 
   // Ranks in ascending order and workers in order inside each, so every key's
   // contributions are added in global worker order.

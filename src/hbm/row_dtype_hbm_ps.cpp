@@ -41,6 +41,10 @@ class RowDtypeHbmPs : public HbmPs {
     return inner_->ApplySparse(keys, n, grads, counts);
   }
   Status ApplyDense(const float* grad) override { return inner_->ApplyDense(grad); }
+  Status ConnectDevices(Comm* comm) override { return inner_->ConnectDevices(comm); }
+  bool sums_dense_on_devices() const override { return inner_->sums_dense_on_devices(); }
+  Status SumAndApplyDense() override { return inner_->SumAndApplyDense(); }
+  ByteAllToAll* step_transport() override { return inner_->step_transport(); }
   void SetRateFactor(double factor) override { inner_->SetRateFactor(factor); }
   Status GetDenseState(DenseState* state) const override { return inner_->GetDenseState(state); }
   Status SetDenseState(const DenseState& state) override { return inner_->SetDenseState(state); }

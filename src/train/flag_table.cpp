@@ -201,6 +201,8 @@ std::vector<FlagDef> RunFlags() {
       Number(Flag("workers-per-rank", run, "N", "G: workers per rank (GPUs, or virtual devices on the CPU backend)"), &O::workers_per_rank, Positive()),
       IntList(Flag("cuda-devices", run, "N,N,...", "CUDA devices of the rank's G workers, one each; a device named twice is shared by two workers (default: the local rank's share of the node's GPUs)"),
               &O::cuda_devices, AtLeast(0)),
+      Words(Flag("collectives", run, "WORD", "how a training step's job-wide sums travel: nccl (the CUDA backend: the dense gradients summed on the GPUs, the sparse gradients' records between ranks over NCCL) or mpi (both through host memory over MPI); the same bits either way; auto: nccl on the CUDA backend"),
+            &O::collectives, {{"nccl", "nccl"}, {"mpi", "mpi"}, {"auto", "auto"}}),
       Number(Flag("threads", run, "N", "CPU threads per rank; 0: cores / ranks on the node"), &O::threads, AtLeast(0)),
       Number(Flag("batch-size", run, "N", "examples per worker per step (the global batch is W x this)"), &O::batch_size, Positive()),
       Words(Flag("dense-precision", run, "WORD", "operands of the MLP's matrix products while training: bf16 (fp32 accumulation, weights and optimizer; where the CPU has AVX512-BF16 or AMX, else fp32 with a notice) or fp32; evaluation and prediction compute in fp32"),

@@ -179,6 +179,9 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   if (!UsesCuda(o) && !o.cuda_devices.empty()) {
     return Status::InvalidArgument("--cuda-devices is for the CUDA backend (--device cuda)");
   }
+  if (!UsesCuda(o) && o.collectives == "nccl") {
+    return Status::InvalidArgument("--collectives nccl is for the CUDA backend (--device cuda)");
+  }
   if (UsesCuda(o) && out->placement.devices.empty()) STRATA_RETURN_IF_ERROR(PlaceCudaWorkers(o, *comm, &out->placement));
   const HbmOptions backend = BackendOptions(o, out->threads, out->dense_precision, out->placement);
   STRATA_RETURN_IF_ERROR(NewBackend(o, backend, &out->hbm));
@@ -233,6 +236,18 @@ Status PlanJobMemory(const TrainOptions& o, Comm* comm, JobParts* parts) {
     std::fflush(stdout);
   }
   return comm->AgreeOn(CheckPlanFits(plan, dram, hbm));
+}
+
+Status ConnectStepCollectives(const TrainOptions& o, Comm* comm, JobParts* parts) {
+  if (!UsesCuda(o) || o.collectives == "mpi" || parts->workers == 1) return Status::OK();
+  STRATA_RETURN_IF_ERROR(parts->hbm->ConnectDevices(comm));
+  if (comm->rank() == 0) {
+    fmt::print("strata-train: a step's sums over NCCL ({} ranks x {} workers): dense gradients summed on the GPUs, "
+               "sparse records between ranks\n",
+               comm->size(), o.workers_per_rank);
+    std::fflush(stdout);
+  }
+  return Status::OK();
 }
 
 Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts* out) {

@@ -42,6 +42,11 @@ Status PlanJobInput(const TrainOptions& options, Comm* comm, JobParts* out);
 // parts->read_ahead. After PlanJobInput, before SetUpJob.
 Status PlanJobMemory(const TrainOptions& options, Comm* comm, JobParts* parts);
 
+// The CUDA backend with --collectives nccl or auto, in a job of several workers: the
+// devices' NCCL communicator (HbmPs::ConnectDevices), for the training steps' sums. A
+// collective, after SetUpJob; errors are agreed on.
+Status ConnectStepCollectives(const TrainOptions& options, Comm* comm, JobParts* parts);
+
 // The output directories, the backend and the stores, after PlanJobInput. program names
 // the tool in the start-up line ("strata-train", "strata-predict").
 Status SetUpJob(const char* program, const TrainOptions& options, Comm* comm, JobParts* out);

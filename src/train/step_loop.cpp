@@ -1,6 +1,8 @@
 // StepLoop: compute, reduce and apply, step by step.
 #include "train/step_loop.h"
 
+#include <stdexcept>
+
 #include "strata/common/fault_point.h"
 
 namespace strata {
@@ -57,10 +59,24 @@ Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* lo
     *loss_sum += w.loss_sum;
   }
   STRATA_RETURN_IF_ERROR(exchange_->ReduceGradients(routing, views, &keys_, &sparse_sum_, &counts_));
-  STRATA_RETURN_IF_ERROR(dense_.Reduce(dense_views, dense_sum_.data()));
+  const bool on_devices = hbm_->sums_dense_on_devices();
+  if (on_devices) {
+    SumDenseOnDevices();
+  } else {
+    STRATA_RETURN_IF_ERROR(dense_.Reduce(dense_views, dense_sum_.data()));
+  }
   Status local = hbm_->ApplySparse(keys_.data(), keys_.size(), sparse_sum_.data(), counts_.data());
-  if (local.ok()) local = hbm_->ApplyDense(dense_sum_.data());
+  if (local.ok() && !on_devices) local = hbm_->ApplyDense(dense_sum_.data());
   return comm_->AgreeOn(local);
+}
+
+// The devices' collective is out of AgreeOn's reach: a rank whose part failed may leave
+// the others waiting in it for good. Its error ends this rank at once (fatal_error.h), and
+// mpirun or srun then ends the others.
+void StepLoop::SumDenseOnDevices() {
+  Status st = hbm_->SumAndApplyDense();
+  if (st.ok()) st = InjectedFailure("dense-sum", comm_->rank());
+  if (!st.ok()) throw std::runtime_error("dense gradient sum on the devices: " + st.ToString());
 }
 
 }  // namespace strata

@@ -1,6 +1,7 @@
 // StepLoop: the global steps of one pass. Per step every local worker computes its
 // gradients (concurrently, on the thread pool), the sparse gradients are summed job-wide by
-// the exchange and the dense ones by the DenseReducer, both in global worker order, and
+// the exchange and the dense ones by the DenseReducer (or on the devices, over NCCL, when
+// the backend's are connected: HbmPs::ConnectDevices), both in global worker order, and
 // every rank applies the same sums to its replicas. A worker whose chunk ran out before
 // the pass did contributes an empty batch. A job of one worker has nothing to sum: its
 // steps are HbmPs::TrainAlone, which may keep the gradients on the device. Every call is a collective on the Comm given;
@@ -36,6 +37,7 @@ class StepLoop {
   Status ComputeAll(const PassData& pass, int64_t step);
   Status Apply(const PassRouting& routing, int64_t* examples, double* loss_sum);
   Status TrainAlone(const PassData& pass, int64_t step, int64_t* examples, double* loss_sum);
+  void SumDenseOnDevices();  // HbmPs::SumAndApplyDense; its error ends the process
 
   Comm* comm_;
   ParamExchange* exchange_;

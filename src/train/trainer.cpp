@@ -36,7 +36,9 @@ class Job {
     STRATA_RETURN_IF_ERROR(PlanJobMemory(o_, comm_, &parts_));
     if (o_.dry_run) return Status::OK();
     STRATA_RETURN_IF_ERROR(SetUpJob("strata-train", o_, comm_, &parts_));
+    STRATA_RETURN_IF_ERROR(ConnectStepCollectives(o_, comm_, &parts_));
     exchange_ = std::make_unique<ParamExchange>(comm_, parts_.server.get());
+    if (ByteAllToAll* nccl = parts_.hbm->step_transport()) exchange_->SetStepTransport(nccl);
     steps_ = std::make_unique<StepLoop>(comm_, exchange_.get(), parts_.hbm.get(), parts_.pool.get(), parts_.workers,
                                         o_.batch_size, o_.model.num_slots, o_.model.num_dense, o_.model.schedule);
     evaluator_ = std::make_unique<Evaluator>(o_, parts_.eval_plan, comm_, parts_.server.get(), parts_.hbm.get(),

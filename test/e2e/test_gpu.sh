@@ -10,6 +10,11 @@
 #     and the start-up line says where each rank's workers train.
 # (e) the rows of a one-step run agree with the host backend's to 1e-4 relative (the sparse
 #     update is bitwise the same function; the gradients come from cuBLAS, not OpenBLAS).
+# (f) a step's sums over NCCL (--collectives auto, the CUDA default: dense gradients on the
+#     GPUs, sparse records between ranks) end bitwise as those over MPI (--collectives mpi),
+#     with 2 ranks of 1 worker and 3 ranks of 2 workers (every rank on the one GPU of a
+#     one-GPU machine, connected over sockets), and 3 x 2 ends as 6 x 1 does; a failure in
+#     one rank's dense sum ends the job with exit 1 and its message.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 nvidia-smi -L >/dev/null 2>&1 || skip "no CUDA device visible"
@@ -107,3 +112,24 @@ PY
   die "one-step rows differ by more than 1e-4"
 }
 echo "ok: one-step rows within 1e-4 of the host backend's"
+
+# (f)
+grep -q "a step's sums over NCCL (2 ranks x 1 workers)" "$dir/cuda-2.log" \
+  || die_with_log "$dir/cuda-2.log" "no NCCL line"
+run cuda-2-mpi 2 --device cuda --mem-cache-gb 1 --collectives mpi
+same_run "$dir" cuda-2 cuda-2-mpi
+run cuda-3x2 3 --device cuda --mem-cache-gb 1 --workers-per-rank 2 --cuda-devices 0,0
+run cuda-3x2-mpi 3 --device cuda --mem-cache-gb 1 --workers-per-rank 2 --cuda-devices 0,0 --collectives mpi
+same_run "$dir" cuda-3x2 cuda-3x2-mpi
+run cuda-6 6 --device cuda --mem-cache-gb 1 --cuda-devices 0
+same_run "$dir" cuda-3x2 cuda-6
+echo "ok: a step's sums over NCCL equal those over MPI, bitwise, for 2 x 1, 3 x 2 and 6 x 1"
+rc=0
+STRATA_FAIL_AT=dense-sum:1 timeout -k 5 120 $MPIRUN -x STRATA_FAIL_AT -np 2 "$TRAIN" "${common[@]}" \
+  --train "$dir/data/train.tsv" --pass-examples 8000 --ssd-dir "$dir/ssd-fail" --device cuda \
+  --mem-cache-gb 1 >"$dir/fail.log" 2>&1 || rc=$?
+[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || die_with_log "$dir/fail.log" "a failed dense sum: the job hung"
+[ "$rc" -ne 0 ] || die_with_log "$dir/fail.log" "a failed dense sum: exit 0"
+grep -q "rank 1: fatal: dense gradient sum on the devices: .*injected failure at dense-sum on rank 1" "$dir/fail.log" \
+  || die_with_log "$dir/fail.log" "a failed dense sum: no message naming it"
+echo "ok: a failed dense sum on rank 1 ends the job (exit $rc) with its message"

@@ -14,15 +14,16 @@
 #include <string_view>
 #include <vector>
 
+#include "strata/comm/byte_all_to_all.h"
 #include "strata/common/status.h"
 
 namespace strata {
 
-class Comm {
+class Comm final : public ByteAllToAll {
  public:
   // MPI_COMM_WORLD. REQUIRES: MPI_Init_thread has been called (see MpiSession).
   Comm();
-  ~Comm();
+  ~Comm() override;
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
@@ -51,7 +52,8 @@ class Comm {
   // The same for bytes the caller laid out: send_counts[r] bytes for rank r, the parts in
   // rank order from send. recv[r] views rank r's bytes in a buffer this Comm keeps, valid
   // until its next all-to-all; a rank alone gets a view of send itself.
-  Status AllToAllBytes(const char* send, const std::vector<int64_t>& send_counts, std::vector<std::string_view>* recv);
+  Status AllToAllBytes(const char* send, const std::vector<int64_t>& send_counts,
+                       std::vector<std::string_view>* recv) override;
 
   // recv[r] is rank r's bytes. Over 2 GiB in all is an error on every rank.
   Status AllGather(const std::string& send, std::vector<std::string>* recv);
@@ -70,7 +72,7 @@ class Comm {
   // that had one (its message travels too), or OK when all were OK.
   Status AgreeOn(const Status& local);
 
-  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_sent() const override { return bytes_sent_; }
 
  private:
   struct Handle;  // the MPI_Comm, kept out of this header

@@ -13,6 +13,8 @@
 // Per step:  ReduceGradients  every worker's gradients go to the owner of each key, which
 //                      sums them in global worker order (so the sum is bitwise the same for
 //                      any ranks x workers split) and sends the sum to every subscriber.
+//                      Its two all-to-alls go over the step transport: MPI (comm), or NCCL
+//                      on the CUDA backend (SetStepTransport).
 // Pass end:  PushBack  returners send their final rows home; owners store them, and the
 //                      pass leaves their in-flight set.
 //
@@ -102,6 +104,11 @@ class ParamExchange {
   // REQUIRES: comm and server outlive this.
   ParamExchange(Comm* comm, ShardServer* server);
 
+  // The transport of ReduceGradients' records (comm until set): another ByteAllToAll over
+  // the same ranks, in the same rank order, such as the CUDA backend's over NCCL. REQUIRES:
+  // it outlives this; every rank sets the same kind.
+  void SetStepTransport(ByteAllToAll* steps) { steps_ = steps; }
+
   size_t row_bytes() const { return row_bytes_; }
   uint64_t lower_bound_bytes() const { return lower_bound_bytes_; }
 
@@ -162,6 +169,7 @@ class ParamExchange {
 
   Comm* comm_;
   ShardServer* server_;
+  ByteAllToAll* steps_;
   size_t row_bytes_;
   int dim_;
   uint64_t lower_bound_bytes_ = 0;

@@ -33,6 +33,9 @@
 
 namespace strata {
 
+class ByteAllToAll;  // strata/comm/byte_all_to_all.h
+class Comm;          // strata/comm/comm.h
+
 // One worker's gradients for one mini-batch.
 struct WorkerGrads {
   std::vector<uint64_t> keys;    // (k) distinct keys touched by the batch, first-seen order
@@ -115,6 +118,23 @@ class HbmPs {
   // The multiplier of both base learning rates (LrSchedule::Factor of the step) for the
   // ApplySparse and ApplyDense calls that follow; 1 until set.
   virtual void SetRateFactor(double factor) = 0;
+
+  // A step's sums over the devices (the CUDA backend, over NCCL). ConnectDevices, a
+  // collective over comm's ranks (the job's), connects this rank's devices to the other
+  // ranks'; every rank returns the same status. From then on ComputeGradients leaves
+  // WorkerGrads::dense empty and keeps each worker's dense gradient on its device, and
+  // SumAndApplyDense, a collective over the same ranks, sums them job-wide, bitwise as
+  // DenseReducer does (in global worker order), and applies the sum to every replica;
+  // step_transport carries ParamExchange's step records between the ranks (it belongs to
+  // the backend; used by one thread at a time, not beside SumAndApplyDense).
+  // The host backend has no devices to connect (InvalidArgument).
+  virtual Status ConnectDevices(Comm* comm) {
+    (void)comm;
+    return Status::InvalidArgument(name() + " backend: dense gradients cannot be summed on its devices");
+  }
+  virtual bool sums_dense_on_devices() const { return false; }
+  virtual Status SumAndApplyDense() { return ConnectDevices(nullptr); }
+  virtual ByteAllToAll* step_transport() { return nullptr; }
 
   // Dense parameters and their optimizer state, for checkpoints and checks.
   virtual Status GetDenseState(DenseState* state) const = 0;

@@ -33,6 +33,7 @@ struct TrainOptions {
   std::string device = "cpu";       // cpu | cuda | auto (cuda when a GPU is visible)
   int workers_per_rank = 1;         // G: GPUs, or virtual devices on the CPU backend
   std::vector<int> cuda_devices;    // each worker's CUDA device; empty: CudaDevicesFor chooses
+  std::string collectives = "auto";  // a step's sums: nccl | mpi | auto (nccl on the CUDA backend)
   int threads = 0;                  // 0: cores of this node / ranks of this node
   int batch_size = 1024;            // per worker; the global batch is W x this
   DensePrecision dense_precision = DensePrecision::kFp32;  // the MLP's products while training
