@@ -217,6 +217,7 @@ class CudaHbmPs final : public HbmPs {
   }
 
   ByteAllToAll* step_transport() override { return step_transport_.get(); }
+  uint64_t device_bytes_sent() const override { return nccl_ ? nccl_->bytes_sent() : 0; }
 
   bool sums_dense_on_devices() const override { return dense_sum_ != nullptr; }
 

@@ -28,7 +28,9 @@ Status NcclAllToAll::AllToAllBytes(const char* send, const std::vector<int64_t>&
     at += static_cast<size_t>(recv_counts_[r]);
   }
   const int64_t total = std::accumulate(send_counts.begin(), send_counts.end(), int64_t{0});
-  bytes_sent_ += static_cast<uint64_t>(total - send_counts[comm_->rank()]);
+  const uint64_t to_others = static_cast<uint64_t>(total - send_counts[comm_->rank()]);
+  bytes_sent_ += to_others;
+  comm_->CountSent(to_others + (comm_->size() - 1) * comm_->size() * sizeof(int64_t));  // and the counts
   return Status::OK();
 }
 

@@ -36,12 +36,16 @@ class NcclComm {
   int size() const { return size_; }
   // Whether Connect gave this rank a host identity of its own (ranks share its GPU).
   bool over_network() const { return over_network_; }
+  // Bytes its users sent other ranks (they count them).
+  void CountSent(uint64_t bytes) { bytes_sent_ += bytes; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
   NcclComm(int device, int rank, int size) : device_(device), rank_(rank), size_(size) {}
 
   const int device_, rank_, size_;
   bool over_network_ = false;
+  uint64_t bytes_sent_ = 0;
   ncclComm_t comm_ = nullptr;
 };
 

@@ -54,6 +54,7 @@ Status NcclDenseSum::Sum(const std::vector<const float*>& grads, const std::vect
   STRATA_RETURN_IF_ERROR(NcclStatus(
       ncclAllGather(sum_.get() + slice_ * me, sum_.get(), slice_, ncclFloat, comm_->get(), stream), "ncclAllGather"));
   STRATA_CUDA_TRY(cudaStreamSynchronize(stream));
+  comm_->CountSent(sizeof(float) * (workers_ * (n_ - len) + slice_ * (comm_->size() - 1)));
   return Status::OK();
 }
 

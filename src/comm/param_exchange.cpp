@@ -471,7 +471,7 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
     for (size_t i = 0; i < len; ++i) mine[i] += g[i];
   }
   STRATA_RETURN_IF_ERROR(comm_->AllGatherFloats(sum, slices_));
-  lower_bound_bytes_ += 2 * (static_cast<uint64_t>(ranks) - 1) * n_ * sizeof(float) / static_cast<uint64_t>(ranks);
+  lower_bound_bytes_ += StepLowerBound(ranks, n_);
   return Status::OK();
 }
 

@@ -45,6 +45,7 @@ class RowDtypeHbmPs : public HbmPs {
   bool sums_dense_on_devices() const override { return inner_->sums_dense_on_devices(); }
   Status SumAndApplyDense() override { return inner_->SumAndApplyDense(); }
   ByteAllToAll* step_transport() override { return inner_->step_transport(); }
+  uint64_t device_bytes_sent() const override { return inner_->device_bytes_sent(); }
   void SetRateFactor(double factor) override { inner_->SetRateFactor(factor); }
   Status GetDenseState(DenseState* state) const override { return inner_->GetDenseState(state); }
   Status SetDenseState(const DenseState& state) override { return inner_->SetDenseState(state); }

@@ -69,8 +69,8 @@ Status PassReporter::Report(PassStats* st) {
 Status PassReporter::Finish(const JobTotals& t, const PassStats& eval) {
   int64_t rss[2] = {PeakRssBytes(), t.planned_dram_bytes};  // the largest of any rank
   STRATA_RETURN_IF_ERROR(comm_->AllreduceMax(rss, 2));
-  int64_t wire[2] = {t.mpi_bytes_train, t.mpi_lower_bound};  // job-wide
-  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(wire, 2));
+  int64_t wire[3] = {t.mpi_bytes_train, t.mpi_lower_bound, t.nccl_bytes_train};  // job-wide
+  STRATA_RETURN_IF_ERROR(comm_->AllreduceSum(wire, 3));
   if (comm_->rank() != 0) return Status::OK();
   const double eps = t.train_s > 0 ? t.examples_here / t.train_s : 0;
   const double train_logloss = t.examples_here ? t.loss_here / t.examples_here : 0.0;
@@ -85,7 +85,8 @@ Status PassReporter::Finish(const JobTotals& t, const PassStats& eval) {
       .Add("examples_per_s", eps).Add("train_s", t.train_s).Add("wall_s", t.wall_s).Add("keys", t.keys)
       .Add("train_logloss", train_logloss).Add("mpi_bytes", comm_->bytes_sent())
       .Add("ranks", t.ranks).Add("workers", t.workers).Add("peak_rss_bytes", rss[0])
-      .Add("planned_dram_bytes", rss[1]).Add("mpi_bytes_job", wire[0]).Add("mpi_bytes_lower_bound", wire[1]);
+      .Add("planned_dram_bytes", rss[1]).Add("mpi_bytes_job", wire[0]).Add("mpi_bytes_lower_bound", wire[1])
+      .Add("nccl_bytes_job", wire[2]);
   if (eval.evaluated) r.Add("eval_auc", eval.eval_auc).Add("eval_logloss", eval.eval_logloss);
   return metrics_.Write(r);
 }

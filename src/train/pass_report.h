@@ -25,7 +25,9 @@ struct JobTotals {
   int ranks = 1, workers = 1;
   int64_t planned_dram_bytes = 0;  // this rank's memory plan (train/memory_plan.h)
   int64_t mpi_bytes_train = 0;     // this rank's MPI bytes sent in training, every communicator
-  int64_t mpi_lower_bound = 0;     // this rank's share of their lower bound (ParamExchange)
+  int64_t mpi_lower_bound = 0;     // this rank's share of their lower bound (ParamExchange),
+                                   // for the step's sums over NCCL too
+  int64_t nccl_bytes_train = 0;    // this rank's bytes sent over NCCL (HbmPs::device_bytes_sent)
 };
 
 class PassReporter {

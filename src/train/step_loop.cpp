@@ -74,6 +74,7 @@ Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* lo
 // the others waiting in it for good. Its error ends this rank at once (fatal_error.h), and
 // mpirun or srun then ends the others.
 void StepLoop::SumDenseOnDevices() {
+  device_lower_bound_ += DenseReducer::StepLowerBound(comm_->size(), hbm_->num_dense_params());
   Status st = hbm_->SumAndApplyDense();
   if (st.ok()) st = InjectedFailure("dense-sum", comm_->rank());
   if (!st.ok()) throw std::runtime_error("dense gradient sum on the devices: " + st.ToString());

@@ -30,8 +30,9 @@ class StepLoop {
   // loss.
   Status Run(const PassData& pass, int64_t first_step, int64_t* examples, double* loss_sum);
 
-  // The dense reduction's share of the lower bound of MPI bytes (DenseReducer).
-  uint64_t dense_lower_bound_bytes() const { return dense_.lower_bound_bytes(); }
+  // The dense reduction's share of the lower bound of bytes sent (DenseReducer), wherever
+  // the sums were made.
+  uint64_t dense_lower_bound_bytes() const { return dense_.lower_bound_bytes() + device_lower_bound_; }
 
  private:
   Status ComputeAll(const PassData& pass, int64_t step);
@@ -55,6 +56,7 @@ class StepLoop {
   std::vector<float> sparse_sum_;
   std::vector<uint32_t> counts_;
   const bool alone_;  // the job has one worker
+  uint64_t device_lower_bound_ = 0;  // the lower bound of the dense sums made on the devices
 };
 
 }  // namespace strata

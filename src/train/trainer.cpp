@@ -209,6 +209,7 @@ class Job {
     t.planned_dram_bytes = parts_.planned_dram_bytes;
     t.mpi_bytes_train = static_cast<int64_t>(train_wire_.sent);
     t.mpi_lower_bound = static_cast<int64_t>(train_wire_.lower_bound);
+    t.nccl_bytes_train = static_cast<int64_t>(parts_.hbm->device_bytes_sent());
     uint64_t stored = 0;
     STRATA_RETURN_IF_ERROR(comm_->AgreeOn(parts_.server->NumKeys(&stored)));
     int64_t keys[1] = {static_cast<int64_t>(stored)};

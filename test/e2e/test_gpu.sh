@@ -13,8 +13,9 @@
 # (f) a step's sums over NCCL (--collectives auto, the CUDA default: dense gradients on the
 #     GPUs, sparse records between ranks) end bitwise as those over MPI (--collectives mpi),
 #     with 2 ranks of 1 worker and 3 ranks of 2 workers (every rank on the one GPU of a
-#     one-GPU machine, connected over sockets), and 3 x 2 ends as 6 x 1 does; a failure in
-#     one rank's dense sum ends the job with exit 1 and its message.
+#     one-GPU machine, connected over sockets), and 3 x 2 ends as 6 x 1 does; the steps'
+#     bytes are counted as NCCL's, not MPI's; a failure in one rank's dense sum ends the
+#     job with exit 1 and its message.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 nvidia-smi -L >/dev/null 2>&1 || skip "no CUDA device visible"
@@ -118,6 +119,15 @@ grep -q "a step's sums over NCCL (2 ranks x 1 workers)" "$dir/cuda-2.log" \
   || die_with_log "$dir/cuda-2.log" "no NCCL line"
 run cuda-2-mpi 2 --device cuda --mem-cache-gb 1 --collectives mpi
 same_run "$dir" cuda-2 cuda-2-mpi
+# The steps' bytes left MPI for NCCL; the lower bound is the same either way.
+"$PY3" - "$dir/cuda-2.jsonl" "$dir/cuda-2-mpi.jsonl" <<'PY' || die "the NCCL run's byte counts are wrong"
+import json, sys
+nccl, mpi = (json.loads(open(p).read().splitlines()[-1]) for p in sys.argv[1:])
+print("bytes (nccl run, mpi run): mpi", nccl["mpi_bytes_job"], mpi["mpi_bytes_job"], "nccl", nccl["nccl_bytes_job"],
+      mpi["nccl_bytes_job"], "lower bound", nccl["mpi_bytes_lower_bound"], mpi["mpi_bytes_lower_bound"])
+sys.exit(not (nccl["nccl_bytes_job"] > 0 and mpi["nccl_bytes_job"] == 0 and nccl["mpi_bytes_job"] < mpi["mpi_bytes_job"]
+              and nccl["mpi_bytes_lower_bound"] == mpi["mpi_bytes_lower_bound"]))
+PY
 run cuda-3x2 3 --device cuda --mem-cache-gb 1 --workers-per-rank 2 --cuda-devices 0,0
 run cuda-3x2-mpi 3 --device cuda --mem-cache-gb 1 --workers-per-rank 2 --cuda-devices 0,0 --collectives mpi
 same_run "$dir" cuda-3x2 cuda-3x2-mpi

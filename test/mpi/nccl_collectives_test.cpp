@@ -3,7 +3,7 @@
 // summing on the GPU (HbmPs::ConnectDevices), the other through host memory; their dense
 // parameters and Adam moments must stay bitwise equal. The step transport: parts of
 // uneven and zero length arrive whole, twice. Every rank's two workers share GPU 0, so the ranks
-// of a one-GPU machine share it too (NcclDenseSum connects them over sockets). Skips, with
+// of a one-GPU machine share it too (NcclComm connects them over sockets). Skips, with
 // one line, where no CUDA device is visible.
 #include <doctest/doctest.h>
 

@@ -194,8 +194,12 @@ class DenseReducer {
   // ranks (a fixed order of the job's workers).
   Status Reduce(const std::vector<const float*>& local, float* sum);
   // What a ring all-reduce of the sum sends from this rank, 2 (R - 1) / R of it a call:
-  // the least any design moves for it (ParamExchange's lower bound).
+  // the least any design moves for it (ParamExchange's lower bound). StepLowerBound is
+  // one call's, for sums made elsewhere (on the devices).
   uint64_t lower_bound_bytes() const { return lower_bound_bytes_; }
+  static uint64_t StepLowerBound(int ranks, size_t n) {
+    return 2 * (static_cast<uint64_t>(ranks) - 1) * n * sizeof(float) / static_cast<uint64_t>(ranks);
+  }
 
  private:
   Comm* comm_;

@@ -135,6 +135,8 @@ class HbmPs {
   virtual bool sums_dense_on_devices() const { return false; }
   virtual Status SumAndApplyDense() { return ConnectDevices(nullptr); }
   virtual ByteAllToAll* step_transport() { return nullptr; }
+  // Bytes this rank sent other ranks over the devices' communicator (both kinds of sums).
+  virtual uint64_t device_bytes_sent() const { return 0; }
 
   // Dense parameters and their optimizer state, for checkpoints and checks.
   virtual Status GetDenseState(DenseState* state) const = 0;
