@@ -34,6 +34,7 @@ expect 2 "\-\-sparse-optimizer.*rmsprop" run1 --train "$good" --sparse-optimizer
 expect 2 "\-\-ssd-io: 'dma' is not direct or buffered" run1 --train "$good" --ssd-io dma
 expect 2 "\-\-mlp" run1 --train "$good" --mlp 64,,x
 expect 2 "\-\-train is required" $MPIRUN -np 1 "$TRAIN"
+expect 1 "\-\-collectives nccl is for the CUDA backend" run1 --train "$good" --collectives nccl --device cpu
 # A config file with an unknown key names the file and line.
 printf '# comment\nbatch-size 64\nlearning-rate 0.1\n' >"$dir/bad.flags"
 expect 2 "bad.flags:3: unknown flag --learning-rate" run1 --train "$good" --config "$dir/bad.flags"
