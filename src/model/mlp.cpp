@@ -25,15 +25,9 @@ namespace strata {
 
 namespace {
 
-// One row's columns of ReluMaskAndBiasGrad: d[j] = (a[j] > 0 ? d[j] : 0), db[j] += d[j].
-void MaskRow(const float* __restrict a, float* __restrict d, float* __restrict db, size_t n) {
-  for (size_t j = 0; j < n; ++j) {
-    const float v = a[j] > 0.0f ? d[j] : 0.0f;
-    d[j] = v;
-    db[j] += v;
-  }
-}
-// The same on bf16 roundings, in the CPU's vector kernel.
+// One row's columns of ReluMaskAndBiasGrad, in the CPU's vector kernel: d[j] = (a[j] > 0 ?
+// d[j] : 0), db[j] += d[j], in fp32 or on bf16 roundings.
+void MaskRow(const float* a, float* d, float* db, size_t n) { Kernels().relu_mask(a, d, db, n); }
 void MaskRow(const uint16_t* a, uint16_t* d, float* db, size_t n) { Kernels().relu_mask_bf16(a, d, db, n); }
 
 // d (B, n) *= (a > 0), and db (n) = column sums of the masked d, summed in row order; the

@@ -44,6 +44,14 @@ STRATA_ALWAYS_INLINE void ToBf16Loop(uint16_t* __restrict to, const float* __res
   for (size_t i = 0; i < n; ++i) to[i] = FloatToBf16(from[i]);
 }
 
+STRATA_ALWAYS_INLINE void ReluMaskLoop(const float* __restrict a, float* __restrict d, float* __restrict db, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = a[i] > 0.0f ? d[i] : 0.0f;
+    d[i] = v;
+    db[i] += v;
+  }
+}
+
 STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_t* __restrict d,
                                            float* __restrict db, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -68,10 +76,12 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
     AdamLoop(w, m, v, g, n, k);                                                                      \
   }                                                                                                  \
   target void name##ToBf16(uint16_t* to, const float* from, size_t n) { ToBf16Loop(to, from, n); }   \
+  target void name##ReluMask(const float* a, float* d, float* db, size_t n) { ReluMaskLoop(a, d, db, n); } \
   target void name##ReluMaskBf16(const uint16_t* a, uint16_t* d, float* db, size_t n) {              \
     ReluMaskBf16Loop(a, d, db, n);                                                                   \
   }                                                                                                  \
-  const UpdateKernels k##name{name##SumRows, name##ScatterAdd, name##Adagrad, name##Adam, name##ToBf16, name##ReluMaskBf16};
+  const UpdateKernels k##name{name##SumRows, name##ScatterAdd, name##Adagrad, name##Adam,                  \
+                              name##ToBf16,  name##ReluMask,    name##ReluMaskBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))
@@ -94,7 +104,8 @@ __attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to
   }
   ToBf16Loop(to + i, from + i, n - i);
 }
-const UpdateKernels kAvx512Bf16{Avx512SumRows, Avx512ScatterAdd, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16, Avx512ReluMaskBf16};
+const UpdateKernels kAvx512Bf16{Avx512SumRows,    Avx512ScatterAdd, Avx512Adagrad,     Avx512Adam,
+                                Avx512Bf16ToBf16, Avx512ReluMask,   Avx512ReluMaskBf16};
 
 }  // namespace
 

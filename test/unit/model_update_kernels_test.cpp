@@ -132,6 +132,16 @@ TEST_CASE("model: the vector kernels of every instruction set round as the per-c
         k.relu_mask_bf16(act.data() + offset, grad.data() + offset, db.data() + offset, n);
         CHECK(grad == want_grad);
         CHECK(SameBits(db, want_db));
+
+        // And in fp32, on the same activations and gradients.
+        std::vector<float> grad32 = d, want_grad32 = d, db32 = db, want_db32 = db;
+        for (size_t i = offset; i < total; ++i) {
+          if (!(x[i] > 0.0f)) want_grad32[i] = 0.0f;
+          want_db32[i] += want_grad32[i];
+        }
+        k.relu_mask(x.data() + offset, grad32.data() + offset, db32.data() + offset, n);
+        CHECK(SameBits(grad32, want_grad32));
+        CHECK(SameBits(db32, want_db32));
       }
     }
   }

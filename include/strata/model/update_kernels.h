@@ -1,6 +1,6 @@
 // UpdateKernels: the host's loops over spans of coordinates (sum pooling and its scatter,
 // sparse Adagrad rows, the dense Adam step, the rounding of bf16 products' operands, the
-// ReLU mask of bf16 gradients), each compiled for the build's baseline and for AVX2 and
+// ReLU mask of gradients in fp32 and bf16), each compiled for the build's baseline and for AVX2 and
 // AVX-512 from one source (the optimizers: the per-coordinate functions of update_math.h),
 // without FMA contraction, so every variant rounds as the baseline does, bit for bit (the
 // CUDA kernels too).
@@ -30,7 +30,10 @@ struct UpdateKernels {
   void (*adam)(float* w, float* m, float* v, const float* g, size_t n, const AdamStepScalars& k);
   // to[i] = FloatToBf16(from[i]) (strata/common/half.h) for i < n.
   void (*to_bf16)(uint16_t* to, const float* from, size_t n);
-  // One row of a ReLU's backward in bf16: d[i] = (a[i] > 0 ? d[i] : 0) and db[i] += d[i],
+  // One row of a ReLU's backward: d[i] = (a[i] > 0 ? d[i] : 0) and db[i] += d[i] for i < n.
+  // The spans do not overlap.
+  void (*relu_mask)(const float* a, float* d, float* db, size_t n);
+  // The same in bf16: d[i] = (a[i] > 0 ? d[i] : 0) and db[i] += d[i],
   // the values those of the bf16 bits (Bf16ToFloat), for i < n. The spans do not overlap.
   void (*relu_mask_bf16)(const uint16_t* a, uint16_t* d, float* db, size_t n);
 };
