@@ -2,6 +2,7 @@
 #include "train/step_loop.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "strata/common/fault_point.h"
 
@@ -58,7 +59,9 @@ Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* lo
     *examples += w.examples;
     *loss_sum += w.loss_sum;
   }
-  STRATA_RETURN_IF_ERROR(exchange_->ReduceGradients(routing, views, &keys_, &sparse_sum_, &counts_));
+  const Status sparse = exchange_->ReduceGradients(routing, views, &keys_, &sparse_sum_, &counts_);
+  if (!sparse.ok() && hbm_->step_transport() != nullptr) EndRank("sparse gradient exchange over the devices", sparse);
+  STRATA_RETURN_IF_ERROR(sparse);
   const bool on_devices = hbm_->sums_dense_on_devices();
   if (on_devices) {
     SumDenseOnDevices();
@@ -70,14 +73,18 @@ Status StepLoop::Apply(const PassRouting& routing, int64_t* examples, double* lo
   return comm_->AgreeOn(local);
 }
 
-// The devices' collective is out of AgreeOn's reach: a rank whose part failed may leave
-// the others waiting in it for good. Its error ends this rank at once (fatal_error.h), and
-// mpirun or srun then ends the others.
 void StepLoop::SumDenseOnDevices() {
   device_lower_bound_ += DenseReducer::StepLowerBound(comm_->size(), hbm_->num_dense_params());
   Status st = hbm_->SumAndApplyDense();
   if (st.ok()) st = InjectedFailure("dense-sum", comm_->rank());
-  if (!st.ok()) throw std::runtime_error("dense gradient sum on the devices: " + st.ToString());
+  if (!st.ok()) EndRank("dense gradient sum on the devices", st);
+}
+
+// The devices' collectives are out of AgreeOn's reach: a rank whose part failed may leave
+// the others waiting in them for good. The error ends this rank at once (fatal_error.h),
+// and mpirun or srun then ends the others.
+void StepLoop::EndRank(const char* what, const Status& error) {
+  throw std::runtime_error(std::string(what) + ": " + error.ToString());
 }
 
 }  // namespace strata

@@ -4,8 +4,9 @@
 // the backend's are connected: HbmPs::ConnectDevices), both in global worker order, and
 // every rank applies the same sums to its replicas. A worker whose chunk ran out before
 // the pass did contributes an empty batch. A job of one worker has nothing to sum: its
-// steps are HbmPs::TrainAlone, which may keep the gradients on the device. Every call is a collective on the Comm given;
-// errors are agreed on. Not thread-safe: the Train stage's thread.
+// steps are HbmPs::TrainAlone, which may keep the gradients on the device. Every call is a
+// collective on the Comm given; errors are agreed on, but those of the devices'
+// collectives, which end the rank. Not thread-safe: the Train stage's thread.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,7 @@ class StepLoop {
   Status Apply(const PassRouting& routing, int64_t* examples, double* loss_sum);
   Status TrainAlone(const PassData& pass, int64_t step, int64_t* examples, double* loss_sum);
   void SumDenseOnDevices();  // HbmPs::SumAndApplyDense; its error ends the process
+  [[noreturn]] static void EndRank(const char* what, const Status& error);
 
   Comm* comm_;
   ParamExchange* exchange_;
