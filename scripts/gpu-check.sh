@@ -128,14 +128,16 @@ unit_tests() {
 }
 
 # The multi-rank tests, every rank on this machine's GPUs (on one GPU, NCCL connects the
-# ranks over sockets): 2 ranks, and 3 for slices of uneven length; a hang fails the step.
+# ranks over sockets): 2 ranks, and 3 for slices of uneven length; a hang fails the step,
+# with NCCL's account of its set-up and network in the log.
 mpi_tests() {
   have_gpu || echo "no CUDA device visible: each cuda: test returns at once"
   source test/e2e/lib.sh
   local np
   for np in 2 3; do
     echo "== $np ranks"
-    timeout -k 5 120 $MPIRUN -np "$np" "$BUILD/strata-mpi-tests" --no-colors -tc='cuda:*' || return 1
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET timeout -k 5 120 $MPIRUN -np "$np" "$BUILD/strata-mpi-tests" \
+      --no-colors -tc='cuda:*' || return 1
   done
 }
 

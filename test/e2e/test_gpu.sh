@@ -22,10 +22,11 @@ nvidia-smi -L >/dev/null 2>&1 || skip "no CUDA device visible"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
 "$DATAGEN" --out-dir "$dir/data" --train-rows 40000 --eval-rows 4000 --cardinality 5000 --seed 11 >/dev/null
 common=(--config configs/tiny.flags --eval "$dir/data/eval.tsv" --threads 1)
-# run NAME NP FLAGS...: a run on the train file (TRAIN_FILE to change it), 8000 examples a pass.
+# run NAME NP FLAGS...: a run on the train file (TRAIN_FILE to change it), 8000 examples a
+# pass; a run that hangs fails after 5 minutes.
 run() {
   local name=$1 np=$2; shift 2
-  run_logged "$dir/$name.log" "run $name" $MPIRUN -np "$np" "$TRAIN" "${common[@]}" \
+  run_logged "$dir/$name.log" "run $name" timeout -k 5 300 $MPIRUN -np "$np" "$TRAIN" "${common[@]}" \
     --train "${TRAIN_FILE:-$dir/data/train.tsv}" --pass-examples "${PASS_EXAMPLES:-8000}" \
     --metrics-out "$dir/$name.jsonl" --export-rows "$dir/rows-$name" --ssd-dir "$dir/ssd-$name" "$@"
   echo "$name: eval logloss $(json_field "$dir/$name.jsonl" eval_logloss)"
