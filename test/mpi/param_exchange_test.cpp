@@ -9,6 +9,7 @@
 
 #include "../common/counting_store.h"
 #include "../common/pulled_rows.h"
+#include "strata/comm/byte_all_to_all.h"
 #include "strata/comm/param_exchange.h"
 #include "strata/comm/wire.h"
 #include "strata/common/partition.h"
@@ -76,6 +77,29 @@ Owner MakeOwner(const Comm& comm, int G) {
   return o;
 }
 
+// A step's gradients of rank `rank`'s G workers: worker w sends GradOf(w, key) for each
+// of WorkerKeys(w), once each.
+struct StepGradients {
+  StepGradients(int rank, int G) : keys(G), grads(G), counts(G) {
+    for (int g = 0; g < G; ++g) {
+      const int w = rank * G + g;
+      keys[g] = WorkerKeys(w);
+      for (uint64_t k : keys[g]) {
+        for (int d = 0; d < kDim; ++d) grads[g].push_back(GradOf(w, k, d));
+        counts[g].push_back(1);
+      }
+    }
+  }
+  std::vector<SparseGradView> views() const {
+    std::vector<SparseGradView> v;
+    for (size_t g = 0; g < keys.size(); ++g) v.push_back({keys[g].data(), grads[g].data(), counts[g].data(), keys[g].size()});
+    return v;
+  }
+  std::vector<std::vector<uint64_t>> keys;
+  std::vector<std::vector<float>> grads;
+  std::vector<std::vector<uint32_t>> counts;
+};
+
 TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push returns once") {
   Comm comm;
   const int G = 2, ranks = comm.size();
@@ -102,23 +126,12 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
 
   // Each local worker sends GradOf(w, key) for its keys; the sum over all W workers of
   // the job is known in closed form.
-  std::vector<std::vector<uint64_t>> keys(G);
-  std::vector<std::vector<float>> grads(G);
-  std::vector<std::vector<uint32_t>> counts(G);
-  std::vector<SparseGradView> views;
-  for (int g = 0; g < G; ++g) {
-    const int w = comm.rank() * G + g;
-    keys[g] = WorkerKeys(w);
-    for (uint64_t k : keys[g]) {
-      for (int d = 0; d < kDim; ++d) grads[g].push_back(GradOf(w, k, d));
-      counts[g].push_back(1);
-    }
-  }
-  for (int g = 0; g < G; ++g) views.push_back({keys[g].data(), grads[g].data(), counts[g].data(), keys[g].size()});
+  const StepGradients step(comm.rank(), G);
+  const std::vector<std::vector<uint64_t>>& keys = step.keys;
   std::vector<uint64_t> out_keys;
   std::vector<float> out_grads;
   std::vector<uint32_t> out_counts;
-  REQUIRE(ex.ReduceGradients(routing, views, &out_keys, &out_grads, &out_counts).ok());
+  REQUIRE(ex.ReduceGradients(routing, step.views(), &out_keys, &out_grads, &out_counts).ok());
   ok = std::set<uint64_t>(out_keys.begin(), out_keys.end()) == mine_set && out_keys.size() == mine.size();
   const int W = ranks * G;
   for (size_t i = 0; i < out_keys.size(); ++i) {
@@ -253,6 +266,46 @@ TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank"
   CHECK(AllTrue(&comm, ok));
   // A ring all-reduce's share: 2 (R - 1) / R of the vector.
   CHECK(reducer.lower_bound_bytes() == 2 * (comm.size() - 1) * n * sizeof(float) / comm.size());
+}
+
+// A transport of its own over the same ranks (a duplicate communicator), counting its calls.
+class CountingTransport final : public ByteAllToAll {
+ public:
+  explicit CountingTransport(const Comm& comm) { REQUIRE(comm.Duplicate(&dup_).ok()); }
+  Status AllToAllBytes(const char* send, const std::vector<int64_t>& counts,
+                       std::vector<std::string_view>* recv) override {
+    ++calls;
+    return dup_->AllToAllBytes(send, counts, recv);
+  }
+  uint64_t bytes_sent() const override { return dup_->bytes_sent(); }
+  int calls = 0;
+
+ private:
+  std::unique_ptr<Comm> dup_;
+};
+
+TEST_CASE("mpi: a step's records go over the step transport set, with the same sums") {
+  Comm comm;
+  const int G = 2;
+  Owner owner = MakeOwner(comm, G);
+  ParamExchange ex(&comm, owner.server.get());
+  PassRouting routing;
+  PulledRows pulled;
+  std::vector<uint8_t> held;
+  REQUIRE(ex.Pull(0, RankKeys(comm.rank(), G), {}, &pulled, &held, &routing).ok());
+  const StepGradients step(comm.rank(), G);
+  std::vector<uint64_t> keys[2];
+  std::vector<float> grads[2];
+  std::vector<uint32_t> counts[2];
+  REQUIRE(ex.ReduceGradients(routing, step.views(), &keys[0], &grads[0], &counts[0]).ok());
+  CountingTransport transport(comm);
+  ex.SetStepTransport(&transport);
+  const uint64_t mpi_before = comm.bytes_sent();
+  REQUIRE(ex.ReduceGradients(routing, step.views(), &keys[1], &grads[1], &counts[1]).ok());
+  CHECK(transport.calls == 2);
+  CHECK(comm.bytes_sent() == mpi_before);  // none of the step's records went over comm
+  CHECK((comm.size() == 1 || transport.bytes_sent() > 0));
+  CHECK(AllTrue(&comm, keys[1] == keys[0] && grads[1] == grads[0] && counts[1] == counts[0]));
 }
 
 TEST_CASE("mpi: AgreeOn carries the lowest failing rank's error to every rank") {
