@@ -2,10 +2,10 @@
 # make gpu-check: the GPU path validated in one run on a machine with CUDA, NCCL and PyTorch
 # but possibly no MPI, HDF5, OpenBLAS or network. It unpacks the .deb files of `make
 # gpu-bundle` (deps/gpu-bundle) into a private prefix, builds there, runs every `cuda:` unit
-# test (the multi-rank ones under mpirun with 2 and 3 ranks), the GPU end-to-end test (test/e2e/test_gpu.sh) and the GPU benchmarks
-# (scripts/bench-gpu.sh), and writes each step's log and a summary under $OUT (else
-# $BUILD/gpu-check). Where no GPU is visible it runs the same steps, each GPU step ending in
-# one "skipped" line. Exit status: 0 when no step failed.
+# test (the multi-rank ones under mpirun with 2 and 3 ranks), the GPU end-to-end test
+# (test/e2e/test_gpu.sh) and the GPU benchmarks (scripts/bench-gpu.sh), and writes each
+# step's log and a summary under $OUT (else $BUILD/gpu-check). Where no GPU is visible it
+# runs the same steps, each GPU step ending in one "skipped" line. Exit status: 0 when no step failed.
 #
 #   GPU_CHECK_PREBUILT=1  use the binaries already in $BUILD for the tests and benchmarks
 #                         (built elsewhere); the build is then still checked, into

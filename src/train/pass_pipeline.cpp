@@ -22,20 +22,23 @@ bool AtStart(const ReadPosition& from) {
 
 }  // namespace
 
-PassPipeline::PassPipeline(const TrainOptions& options, const ShardPlan& plan, Comm* world, ShardServer* server,
-                           HbmPs* hbm, bool threaded)
-    : o_(options), world_(world), server_(server), hbm_(hbm),
-      reader_(std::make_unique<PassReader>(o_, plan, world->rank())), threaded_(threaded) {}
+PassPipeline::PassPipeline(const TrainOptions& options, Comm* world, ShardServer* server, HbmPs* hbm, bool threaded)
+    : o_(options), world_(world), server_(server), hbm_(hbm), threaded_(threaded) {}
+
+Status PassPipeline::OpenReader(const ShardPlan& plan, const ReadPosition& from) {
+  reader_ = std::make_unique<PassReader>(o_, plan, world_->rank());
+  return world_->AgreeOn(reader_->Open(from));
+}
 
 Status PassPipeline::StartTraining(const TrainOptions& options, const ShardPlan& plan, Comm* world,
                                    ShardServer* server, HbmPs* hbm, const ReadPosition& from, bool threaded,
                                    ReadAhead* ahead, std::unique_ptr<PassPipeline>* out) {
-  std::unique_ptr<PassPipeline> p(new PassPipeline(options, plan, world, server, hbm, threaded));
+  std::unique_ptr<PassPipeline> p(new PassPipeline(options, world, server, hbm, threaded));
   if (ahead != nullptr && ahead->reader != nullptr && AtStart(from)) {  // the same on every rank
     p->reader_ = std::move(ahead->reader);
     p->read_ahead_.assign(std::make_move_iterator(ahead->passes.begin()), std::make_move_iterator(ahead->passes.end()));
   } else {
-    STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_->Open(from)));
+    STRATA_RETURN_IF_ERROR(p->OpenReader(plan, from));
   }
   if (ahead != nullptr) *ahead = ReadAhead{};
   if (threaded) {
@@ -51,8 +54,8 @@ Status PassPipeline::StartEvaluation(const TrainOptions& options, const ShardPla
                                      ShardServer* server, std::unique_ptr<PassPipeline>* out) {
   TrainOptions one_epoch = options;
   one_epoch.epochs = 1;
-  std::unique_ptr<PassPipeline> p(new PassPipeline(one_epoch, plan, world, server, nullptr, false));
-  STRATA_RETURN_IF_ERROR(world->AgreeOn(p->reader_->Open(ReadPosition{})));
+  std::unique_ptr<PassPipeline> p(new PassPipeline(one_epoch, world, server, nullptr, false));
+  STRATA_RETURN_IF_ERROR(p->OpenReader(plan, ReadPosition{}));
   p->exchange_ = std::make_unique<ParamExchange>(world, server);
   *out = std::move(p);
   return Status::OK();

@@ -76,8 +76,9 @@ class PassPipeline {
   Wire WireBytes() const;
 
  private:
-  PassPipeline(const TrainOptions& options, const ShardPlan& plan, Comm* world, ShardServer* server,
-               HbmPs* hbm, bool threaded);
+  PassPipeline(const TrainOptions& options, Comm* world, ShardServer* server, HbmPs* hbm, bool threaded);
+  // A reader of plan over o_, opened at `from` (agreed on).
+  Status OpenReader(const ShardPlan& plan, const ReadPosition& from);
   Status StartThreads();
   void Read(Comm* comm, ParamExchange* announce_via, PassData* out);
   void Pull(Comm* comm, ParamExchange* exchange, PassData* pass);

@@ -5,8 +5,8 @@
 // SIGKILL, as a power cut or an OOM kill would. Tests use it to hit narrow windows
 // (mid-checkpoint) deterministically.
 // InjectedFailure: error seams, one in each stage of the trainer (read, pull, stage, train,
-// push, checkpoint) and after the dense sum on the devices (dense-sum), where a rank-local failure (a bad disk, a device error) would surface
-// before the ranks agree on it. When STRATA_FAIL_AT=point:rank names it, that rank gets an
+// push, checkpoint) and after the dense sum on the devices (dense-sum), where a rank-local
+// failure (a bad disk, a device error) would surface before the ranks agree on it. When STRATA_FAIL_AT=point:rank names it, that rank gets an
 // I/O error there, so tests can check that one rank's failure ends the whole job.
 #pragma once
 

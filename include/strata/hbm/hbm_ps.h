@@ -128,12 +128,9 @@ class HbmPs {
   // step_transport carries ParamExchange's step records between the ranks (it belongs to
   // the backend; used by one thread at a time, not beside SumAndApplyDense).
   // The host backend has no devices to connect (InvalidArgument).
-  virtual Status ConnectDevices(Comm* comm) {
-    (void)comm;
-    return Status::InvalidArgument(name() + " backend: dense gradients cannot be summed on its devices");
-  }
+  virtual Status ConnectDevices(Comm* /*comm*/) { return NoDevices(); }
   virtual bool sums_dense_on_devices() const { return false; }
-  virtual Status SumAndApplyDense() { return ConnectDevices(nullptr); }
+  virtual Status SumAndApplyDense() { return NoDevices(); }
   virtual ByteAllToAll* step_transport() { return nullptr; }
   // Bytes this rank sent other ranks over the devices' communicator (both kinds of sums).
   virtual uint64_t device_bytes_sent() const { return 0; }
@@ -144,6 +141,11 @@ class HbmPs {
 
   // Host memory the backend holds between calls to stage rows (0 for the host backend).
   virtual size_t host_staging_bytes() const { return 0; }
+
+ private:
+  Status NoDevices() const {
+    return Status::InvalidArgument(name() + " backend: dense gradients cannot be summed on its devices");
+  }
 };
 
 // Keys one of `shards` device tables must hold for a pass of expected_keys keys split by

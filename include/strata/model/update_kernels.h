@@ -1,9 +1,9 @@
 // UpdateKernels: the host's loops over spans of coordinates (sum pooling and its scatter,
 // sparse Adagrad rows, the dense Adam step, the rounding of bf16 products' operands, the
-// ReLU mask of gradients in fp32 and bf16), each compiled for the build's baseline and for AVX2 and
-// AVX-512 from one source (the optimizers: the per-coordinate functions of update_math.h),
-// without FMA contraction, so every variant rounds as the baseline does, bit for bit (the
-// CUDA kernels too).
+// ReLU mask of gradients in fp32 and bf16), each compiled for the build's baseline and for
+// AVX2 and AVX-512 from one source (the optimizers: the per-coordinate functions of
+// update_math.h), without FMA contraction, so every variant rounds as the baseline does,
+// bit for bit (the CUDA kernels too).
 // Kernels() is the set for DetectedIsa() (strata/common/cpu_isa.h). Pure functions;
 // thread-safe.
 #pragma once
