@@ -9,7 +9,9 @@ void BatchIndex::Build(const Batch& batch) {
   local_.resize(n);
   keys_.clear();
   counts_.clear();
+  constexpr size_t kAhead = 16;  // keys between a probe's prefetch and its use
   for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) dedup_.Prefetch(batch.keys[i + kAhead]);
     const uint64_t key = batch.keys[i];
     auto [id, fresh] = dedup_.Insert(key);
     if (fresh) {

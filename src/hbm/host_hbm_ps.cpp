@@ -5,8 +5,9 @@
 // be identical anyway.
 // Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
 // through oneDNN (strata/model/gemm.h), on an OpenMP team of the rank's threads only when one
-// worker runs at a time (HbmOptions::gemm_threads). A lone worker also pools its batch's
-// examples on the rank's threads (pool_, which ApplySparse uses after the workers).
+// worker runs at a time (HbmOptions::gemm_threads). A lone worker also finds its batch's
+// rows and pools its examples on the rank's threads (pool_, which ApplySparse uses after
+// the workers), and its TrainAlone updates the rows it found without finding them again.
 #include <cblas.h>
 
 #include <algorithm>
@@ -121,22 +122,20 @@ class HostHbmPs final : public HbmPs {
 
   Status ApplySparse(const uint64_t* keys, size_t n, const float* grads, const uint32_t* counts) override {
     const int dim = spec_.row_dim();
-    const size_t chunks = std::min<size_t>(static_cast<size_t>(pool_.size()) * 4, (n + 1023) / 1024);
-    Status missing;
-    std::mutex mu;
-    pool_.ParallelFor(chunks, [&](size_t c) {
-      ForEachRow(keys, n * c / chunks, n * (c + 1) / chunks, [&](size_t i, uint8_t* row) {
-        if (!row) {
-          std::lock_guard lock(mu);
-          missing = Missing("ApplySparse", keys[i]);
-          return;
-        }
-        ApplySparseRow(spec_, lr_sparse_, RowLayout::Embedding(row), layout_.State(row), grads + i * dim);
-        layout_.SetFreq(row, layout_.Freq(row) + counts[i]);
-        layout_.SetLastPass(row, static_cast<uint32_t>(active().pass));
-      });
+    return ForEachRowInChunks(keys, n, pool_.size(), "ApplySparse",
+                              [&](size_t i, uint8_t* row) { UpdateRow(row, grads + i * dim, counts[i]); });
+  }
+
+  // HbmPs::TrainAlone, whose ApplySparse updates the rows the batch's index found rather
+  // than finding them again.
+  Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) override {
+    STRATA_RETURN_IF_ERROR(ComputeGradients(0, batch, grad_scale, out));
+    const std::vector<uint8_t*>& rows = workers_[0].rows;
+    const size_t dim = static_cast<size_t>(spec_.row_dim());
+    InChunks(out->keys.size(), pool_.size(), [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) UpdateRow(rows[i], &out->grads[i * dim], out->counts[i]);
     });
-    return missing;
+    return ApplyDense(out->dense.data());
   }
 
   Status ApplyDense(const float* grad) override {
@@ -204,6 +203,48 @@ class HostHbmPs final : public HbmPs {
     }
   }
 
+  // ForEachRow over [0, n) in chunks of at least a thousand keys, on up to `threads` of
+  // the rank's threads (1: the caller's alone), fn(i, row) for each present row; a missing
+  // row is an error naming `what` and the key, and fn is not called for it.
+  template <typename Fn>
+  Status ForEachRowInChunks(const uint64_t* keys, size_t n, int threads, const char* what, const Fn& fn) {
+    Status missing;
+    std::mutex mu;
+    InChunks(n, threads, [&](size_t begin, size_t end) {
+      ForEachRow(keys, begin, end, [&](size_t i, uint8_t* row) {
+        if (row != nullptr) return fn(i, row);
+        std::lock_guard lock(mu);
+        missing = Missing(what, keys[i]);
+      });
+    });
+    return missing;
+  }
+
+  // body(begin, end) over [0, n) in chunks of at least a thousand, on up to `threads` of the
+  // rank's threads (1: in turn on the caller's).
+  template <typename Body>
+  void InChunks(size_t n, int threads, const Body& body) {
+    const size_t chunks = std::min<size_t>(static_cast<size_t>(threads) * 4, (n + 1023) / 1024);
+    const auto chunk = [&](size_t c) { body(n * c / chunks, n * (c + 1) / chunks); };
+    if (threads > 1) {
+      pool_.ParallelFor(chunks, chunk);
+    } else {
+      for (size_t c = 0; c < chunks; ++c) chunk(c);
+    }
+  }
+
+  // The sparse optimizer's step on one row with its summed gradient g; counts its
+  // occurrences and stamps the pass.
+  void UpdateRow(uint8_t* row, const float* g, uint32_t count) {
+    ApplySparseRow(spec_, lr_sparse_, RowLayout::Embedding(row), layout_.State(row), g);
+    layout_.SetFreq(row, layout_.Freq(row) + count);
+    layout_.SetLastPass(row, static_cast<uint32_t>(active().pass));
+  }
+
+  // The rank's threads one worker's step may use: all of them when it is the only worker,
+  // else its own thread alone (the workers run side by side on the rank's threads).
+  int StepThreads() const { return workers_.size() == 1 ? pool_.size() : 1; }
+
   static Status Missing(const char* what, uint64_t key) {
     return Status::NotFound(std::string(what) + ": key " + std::to_string(key) + " not in the HBM-PS");
   }
@@ -213,12 +254,8 @@ class HostHbmPs final : public HbmPs {
     w->index.Build(batch);
     const std::vector<uint64_t>& keys = w->index.keys();
     w->rows.resize(keys.size());
-    Status missing;
-    ForEachRow(keys.data(), 0, keys.size(), [&](size_t i, uint8_t* row) {
-      w->rows[i] = row;
-      if (!row && missing.ok()) missing = Missing("a batch", keys[i]);
-    });
-    return missing;
+    return ForEachRowInChunks(keys.data(), keys.size(), StepThreads(), "a batch",
+                              [&](size_t i, uint8_t* row) { w->rows[i] = row; });
   }
 
   // Builds the batch's gather index and the MLP input: sum-pooled (or mean-pooled:
@@ -242,7 +279,7 @@ class HostHbmPs final : public HbmPs {
         std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
       }
     };
-    const int parts = workers_.size() == 1 ? std::min(pool_.size(), B) : 1;
+    const int parts = std::min(StepThreads(), B);
     if (parts > 1) {
       pool_.ParallelFor(parts, [&](size_t p) {
         const int part = static_cast<int>(p);

@@ -43,9 +43,11 @@ void ReluMaskAndBiasGrad(const T* a, T* d, int B, int n, float* db, int threads)
   });
 }
 
-// to (n) = the values of the bf16 roundings `from`.
-void Widen(const uint16_t* __restrict from, size_t n, float* __restrict to) {
-  for (size_t k = 0; k < n; ++k) to[k] = Bf16ToFloat(from[k]);
+// to (n) = the values of the bf16 roundings `from`, split over `threads`.
+void Widen(const uint16_t* __restrict from, size_t n, float* __restrict to, int threads) {
+  InParts(threads, n, 1 << 12, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) to[k] = Bf16ToFloat(from[k]);
+  });
 }
 
 // out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order).
@@ -225,7 +227,7 @@ void Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* d
     if (l == 0 && dinput == nullptr) return;
     below->resize(static_cast<size_t>(B) * in);
     GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, below->data());
-    if (l == 0) return Widen(below->data(), below->size(), dinput);
+    if (l == 0) return Widen(below->data(), below->size(), dinput, threads);
     ReluMaskAndBiasGrad(ws->input16[l].data(), below->data(), B, in, dparams + bias_offset(l - 1), threads);
     std::swap(g, below);
   }

@@ -1,5 +1,6 @@
-// Seeded batches for HBM-PS tests, and the staging of their keys' fresh rows: shared by
-// the CUDA backend's single-process and multi-rank tests.
+// Seeded batches for HBM-PS tests, the staging of their keys' fresh rows, and a few steps
+// trained on them: shared by the host and CUDA backends' single-process tests and the
+// multi-rank ones.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -20,7 +21,7 @@ namespace strata::test {
 
 // A batch with 0-3 keys per slot drawn from few tokens, so keys repeat within the batch;
 // labels follow the first slot's first token so training has something to learn.
-Batch RandomBatch(const ModelSpec& spec, int B, uint64_t seed) {
+inline Batch RandomBatch(const ModelSpec& spec, int B, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Batch b;
   b.Clear(spec.num_slots, spec.num_dense);
@@ -43,7 +44,7 @@ Batch RandomBatch(const ModelSpec& spec, int B, uint64_t seed) {
 }
 
 // Stages fresh rows (InitRow) for every key of the batches into ps.
-void Stage(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, int pass) {
+inline void Stage(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, int pass) {
   std::vector<uint64_t> keys;
   for (const Batch& b : batches) keys.insert(keys.end(), b.keys.begin(), b.keys.end());
   std::sort(keys.begin(), keys.end());
@@ -54,4 +55,51 @@ void Stage(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, 
   REQUIRE(ps.BeginPass(pass, keys.size()).ok());
   REQUIRE(ps.Insert(keys.data(), keys.size(), rows.data()).ok());
 }
+
+// The rows of keys (every float of each) as ps exports them; *counters gets each row's
+// freq and last pass.
+inline std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector<uint64_t>& keys,
+                                    std::vector<uint32_t>* counters) {
+  const RowLayout layout = RowLayoutOf(spec);
+  std::vector<uint8_t> rows(keys.size() * layout.bytes());
+  REQUIRE(ps.Export(keys.data(), keys.size(), rows.data()).ok());
+  std::vector<float> floats;
+  counters->clear();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint8_t* row = &rows[i * layout.bytes()];
+    floats.insert(floats.end(), RowLayout::Embedding(row), RowLayout::Embedding(row) + layout.floats());
+    counters->push_back(layout.Freq(row));
+    counters->push_back(layout.LastPass(row));
+  }
+  return floats;
+}
+
+// Trains the batches with TrainAlone, or with the three calls it stands for, and returns
+// the rows of every key and the dense state.
+inline std::vector<float> TrainSteps(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches,
+                                     bool alone, DenseState* dense) {
+  Stage(ps, spec, batches, 1);
+  std::vector<uint64_t> keys;
+  for (const Batch& b : batches) {
+    WorkerGrads g;
+    if (alone) {
+      const Status st = ps.TrainAlone(b, 1.0f / 64, &g);
+      REQUIRE_MESSAGE(st.ok(), st.ToString());
+      CHECK(g.examples == b.num_examples);
+    } else {
+      REQUIRE(ps.ComputeGradients(0, b, 1.0f / 64, &g).ok());
+      REQUIRE(ps.ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
+      REQUIRE(ps.ApplyDense(g.dense.data()).ok());
+    }
+    keys.insert(keys.end(), b.keys.begin(), b.keys.end());
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  REQUIRE(ps.GetDenseState(dense).ok());
+  std::vector<uint32_t> counters;
+  std::vector<float> rows = RowFloats(ps, spec, keys, &counters);
+  for (uint32_t c : counters) rows.push_back(static_cast<float>(c));
+  return rows;
+}
+
 }  // namespace strata::test

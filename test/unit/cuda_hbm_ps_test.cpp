@@ -25,7 +25,9 @@ namespace strata {
 namespace {
 
 using test::RandomBatch;
+using test::RowFloats;
 using test::Stage;
+using test::TrainSteps;
 
 HbmOptions SmallModel(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
   HbmOptions o;
@@ -54,22 +56,6 @@ void CheckClose(const std::vector<float>& a, const std::vector<float>& b, double
     const double tol = rel * std::max({std::fabs(static_cast<double>(a[i])), std::fabs(static_cast<double>(b[i])), scale * 0.1});
     CHECK_MESSAGE(std::fabs(static_cast<double>(a[i]) - b[i]) <= tol, "index " << i << ": " << a[i] << " vs " << b[i]);
   }
-}
-
-std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std::vector<uint64_t>& keys,
-                             std::vector<uint32_t>* counters) {
-  const RowLayout layout = RowLayoutOf(spec);
-  std::vector<uint8_t> rows(keys.size() * layout.bytes());
-  REQUIRE(ps.Export(keys.data(), keys.size(), rows.data()).ok());
-  std::vector<float> floats;
-  counters->clear();
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const uint8_t* row = &rows[i * layout.bytes()];
-    floats.insert(floats.end(), RowLayout::Embedding(row), RowLayout::Embedding(row) + layout.floats());
-    counters->push_back(layout.Freq(row));
-    counters->push_back(layout.LastPass(row));
-  }
-  return floats;
 }
 
 void CompareOneStep(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense,
@@ -280,34 +266,6 @@ TEST_CASE("cuda: a key in most examples of a batch gets the host's gradient, the
   CHECK(c.keys == h.keys);
   CheckClose(c.grads, h.grads, 1e-5);
   CHECK(again.grads == c.grads);
-}
-
-// Trains the batches with TrainAlone, or with the three calls it stands for, and returns
-// the rows of every key and the dense state.
-std::vector<float> TrainSteps(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches, bool alone,
-                              DenseState* dense) {
-  Stage(ps, spec, batches, 1);
-  std::vector<uint64_t> keys;
-  for (const Batch& b : batches) {
-    WorkerGrads g;
-    if (alone) {
-      const Status st = ps.TrainAlone(b, 1.0f / 64, &g);
-      REQUIRE_MESSAGE(st.ok(), st.ToString());
-      CHECK(g.examples == b.num_examples);
-    } else {
-      REQUIRE(ps.ComputeGradients(0, b, 1.0f / 64, &g).ok());
-      REQUIRE(ps.ApplySparse(g.keys.data(), g.keys.size(), g.grads.data(), g.counts.data()).ok());
-      REQUIRE(ps.ApplyDense(g.dense.data()).ok());
-    }
-    keys.insert(keys.end(), b.keys.begin(), b.keys.end());
-  }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  REQUIRE(ps.GetDenseState(dense).ok());
-  std::vector<uint32_t> counters;
-  std::vector<float> rows = RowFloats(ps, spec, keys, &counters);
-  for (uint32_t c : counters) rows.push_back(static_cast<float>(c));
-  return rows;
 }
 
 TEST_CASE("cuda: a step of a job of one worker kept on the GPU equals its three calls, bitwise") {
