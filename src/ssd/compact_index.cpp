@@ -216,7 +216,7 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
       batch.old[i] = std::exchange(inserts->back().loc, q.loc);
     }
   }
-  if (!inserts->empty()) MergeEntries(b, *inserts, &scratch->arrays);
+  if (!inserts->empty()) MergeEntries(b, *inserts, &scratch->arrays, &add->entry_bytes);
   add->entries += inserts->size();
 }
 
@@ -233,7 +233,7 @@ void CompactIndex::SortByFingerprint(Pending* pending, size_t m) {
 // Merges entries (sorted by fingerprint, none already in b) into b, from the back: each
 // run of old entries between two new ones moves up by the new ones below its end, in
 // place when b's capacity holds them all, else into a regrown array.
-void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays) {
+void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays, int64_t* bytes) {
   const uint32_t n = b->count + static_cast<uint32_t>(entries.size());
   uint8_t* from = b->data.get();
   const uint32_t cap = n > b->cap ? n : b->cap;  // exact: the next large batch regrows it anyway
@@ -249,7 +249,7 @@ void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries, 
   if (grown) {
     std::memcpy(to, from, size_t{end} * kEntryBytes);  // the entries below every new one
     const uint32_t old_cap = b->cap;
-    arrays->Give(old_cap, Adopt(b, std::move(grown), cap));
+    arrays->Give(old_cap, Adopt(b, std::move(grown), cap, bytes));
   }
   b->count = n;
 }
@@ -278,6 +278,7 @@ bool CompactIndex::UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint3
 
 void CompactIndex::Commit(Additions* add) {
   size_ += add->entries;
+  entry_bytes_ += add->entry_bytes;
   for (const auto& [key, loc] : add->overflow) overflow_.emplace(key, loc);
   while (size_ > (kSplitAt << block_bits_) && block_bits_ < kMaxBlockBits) Split();
 }
@@ -328,7 +329,7 @@ void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
 void CompactIndex::Reserve(Block* b, uint32_t cap) {
   std::unique_ptr<uint8_t[]> data = Allocate(cap);
   if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
-  Adopt(b, std::move(data), cap);
+  Adopt(b, std::move(data), cap, &entry_bytes_);
 }
 
 // Entries past a block's count are never read but by the masked load of the last one.
@@ -336,9 +337,11 @@ std::unique_ptr<uint8_t[]> CompactIndex::Allocate(uint32_t cap) {
   return std::make_unique_for_overwrite<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
 }
 
-std::unique_ptr<uint8_t[]> CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap) {
-  entry_bytes_.fetch_add(size_t{cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
-  if (b->data != nullptr) entry_bytes_.fetch_sub(size_t{b->cap} * kEntryBytes + kLoadPadding, std::memory_order_relaxed);
+std::unique_ptr<uint8_t[]> CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap,
+                                                int64_t* bytes) {
+  const auto array_bytes = [](uint32_t c) { return static_cast<int64_t>(size_t{c} * kEntryBytes + kLoadPadding); };
+  *bytes += array_bytes(cap);
+  if (b->data != nullptr) *bytes -= array_bytes(b->cap);
   b->cap = cap;
   return std::exchange(b->data, std::move(data));
 }
@@ -389,7 +392,7 @@ void CompactIndex::ForEachLocation(const std::function<void(uint32_t loc)>& fn) 
 }
 
 size_t CompactIndex::bytes() const {
-  return blocks_.size() * sizeof(Block) + entry_bytes_ + overflow_.size() * kOverflowNodeBytes +
+  return blocks_.size() * sizeof(Block) + static_cast<size_t>(entry_bytes_) + overflow_.size() * kOverflowNodeBytes +
          (overflow_.empty() ? 0 : overflow_.bucket_count() * sizeof(void*));
 }
 

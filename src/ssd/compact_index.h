@@ -30,7 +30,6 @@
 // them into a range of blocks.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -93,6 +92,7 @@ class CompactIndex {
   // collect their own, so that parts on other threads share nothing else.
   struct Additions {
     size_t entries = 0;
+    int64_t entry_bytes = 0;  // the change in the bytes of the parts' entry arrays
     std::vector<std::pair<uint64_t, uint32_t>> overflow;
   };
   // UpsertBatch's arguments, by the batch's positions, that the walks read or write
@@ -160,21 +160,24 @@ class CompactIndex {
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
   static void SortByFingerprint(Pending* pending, size_t m);
-  void MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays);
+  // Adds the change in b's array bytes to *bytes.
+  static void MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays, int64_t* bytes);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
   // Gives b room for `cap` entries, keeping its count entries.
   void Reserve(Block* b, uint32_t cap);
   static std::unique_ptr<uint8_t[]> Allocate(uint32_t cap);
-  // b's entries become data (room for cap); returns its old array. Counts the bytes.
-  std::unique_ptr<uint8_t[]> Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap);
+  // b's entries become data (room for cap); returns its old array. Adds the change in
+  // b's array bytes to *bytes (the index's count, or a batch part's: a counter shared by
+  // the parts would bounce between their cores at every regrown block).
+  static std::unique_ptr<uint8_t[]> Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap, int64_t* bytes);
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;
   int block_bits_;
   size_t size_ = 0;  // entries in blocks
-  std::atomic<size_t> entry_bytes_{0};  // allocated in blocks (by a batch's parts too)
+  int64_t entry_bytes_ = 0;  // allocated in blocks (a batch's parts count theirs in Additions)
   std::unordered_map<uint64_t, uint32_t> overflow_;
 };
 

@@ -142,6 +142,10 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
   serial.ForEachLocation([&](uint32_t l) { serial_sum += l; });
   batched.ForEachLocation([&](uint32_t l) { batched_sum += l; });
   CHECK(serial_sum == batched_sum);
+  // The parts count the bytes of the arrays they regrow: every entry's 7 bytes at least, and
+  // no more than the serial upserts' arrays, which keep slack.
+  CHECK(batched.bytes() >= batched.size() * 7);
+  CHECK(batched.bytes() <= serial.bytes());
 }
 
 TEST_CASE("ssd: compact index keeps fingerprint collisions apart") {
