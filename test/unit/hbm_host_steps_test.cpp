@@ -38,7 +38,8 @@ HbmOptions Model(int threads, SparseOptimizerKind sparse, DensePrecision precisi
   return o;
 }
 
-// One or two keys a slot from a hundred thousand tokens: about 4,500 distinct keys, some repeated.
+// One or two keys a slot, slot 0 from 50 tokens and the others from a hundred thousand: about
+// 3,900 distinct keys in 4,600 occurrences.
 Batch WideBatch(const ModelSpec& spec, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Batch b;
