@@ -19,6 +19,21 @@
 
 namespace strata::test {
 
+// A small model: 5 slots of 8 floats, 3 dense features, an MLP of 32 and 16, with the given
+// optimizers.
+inline ModelSpec SmallSpec(SparseOptimizerKind sparse, DenseOptimizerKind dense) {
+  ModelSpec spec;
+  spec.num_slots = 5;
+  spec.num_dense = 3;
+  spec.embedding_dim = 8;
+  spec.mlp = {32, 16};
+  spec.sparse_optimizer = sparse;
+  spec.dense_optimizer = dense;
+  spec.lr_sparse = 0.05f;
+  spec.lr_dense = 0.01f;
+  return spec;
+}
+
 // A batch with 0-3 keys per slot drawn from few tokens, so keys repeat within the batch;
 // labels follow the first slot's first token so training has something to learn.
 inline Batch RandomBatch(const ModelSpec& spec, int B, uint64_t seed) {

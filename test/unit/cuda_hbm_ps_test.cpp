@@ -26,19 +26,13 @@ namespace {
 
 using test::RandomBatch;
 using test::RowFloats;
+using test::SmallSpec;
 using test::Stage;
 using test::TrainSteps;
 
 HbmOptions SmallModel(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
   HbmOptions o;
-  o.spec.num_slots = 5;
-  o.spec.num_dense = 3;
-  o.spec.embedding_dim = 8;
-  o.spec.mlp = {32, 16};
-  o.spec.sparse_optimizer = sparse;
-  o.spec.dense_optimizer = dense;
-  o.spec.lr_sparse = 0.05f;
-  o.spec.lr_dense = 0.01f;
+  o.spec = SmallSpec(sparse, dense);
   o.workers = workers;
   if (workers > CudaDeviceCount()) o.devices.assign(workers, 0);  // the workers share GPU 0
   o.threads = 1;

@@ -23,14 +23,8 @@ constexpr int kBatch = 512;
 
 HbmOptions Model(int threads, SparseOptimizerKind sparse, DensePrecision precision) {
   HbmOptions o;
+  o.spec = test::SmallSpec(sparse, DenseOptimizerKind::kAdam);
   o.spec.num_slots = 6;
-  o.spec.num_dense = 3;
-  o.spec.embedding_dim = 8;
-  o.spec.mlp = {64, 32};
-  o.spec.sparse_optimizer = sparse;
-  o.spec.dense_optimizer = DenseOptimizerKind::kAdam;
-  o.spec.lr_sparse = 0.05f;
-  o.spec.lr_dense = 0.01f;
   o.workers = 1;
   o.threads = threads;
   o.max_batch = kBatch;
