@@ -183,41 +183,55 @@ void CompactIndex::PrefetchBlock(const Block& b) {
 }
 
 // The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
-// by fingerprint, ties kept in order, then each matched against the block's entries and the
-// new ones merged in with at most one regrowth.
+// by fingerprint, ties kept in order, then merged with the block's entries into the part's
+// scratch array, in order: the entries below each key's fingerprint are copied as the walk
+// passes them, and the key then takes the entry of its fingerprint (the block's, or an
+// earlier batch key's) or a new one. The merged entries then go back into the block's
+// array, or into a regrown one when the block gained more than its room.
 void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch) {
   SortByFingerprint(pending, m);
-  std::vector<NewEntry>* inserts = &scratch->inserts;
-  Additions* add = &scratch->add;
-  inserts->clear();
-  uint8_t* d = b->data.get();
-  uint32_t at = 0;  // the block's entries before `at` hold smaller fingerprints
+  const uint32_t count = b->count;
+  std::vector<uint8_t>& merged = scratch->merged;
+  if (merged.size() < (count + m) * kEntryBytes + kLoadPadding) merged.resize((count + m) * kEntryBytes + kLoadPadding);
+  uint8_t* out = merged.data();
+  const uint8_t* d = b->data.get();
+  uint32_t j = 0, o = 0, inserted = 0;  // the block's entries [0, j) are in out[0, o)
   for (const Pending& q : std::span(pending, m)) {
     const size_t i = q.i;
-    if (uint32_t* o = q.indexed ? Overflowed(batch.keys[i]) : nullptr) {
+    if (uint32_t* ov = q.indexed ? Overflowed(batch.keys[i]) : nullptr) {
       batch.had[i] = 1;
-      batch.old[i] = std::exchange(*o, q.loc);
+      batch.old[i] = std::exchange(*ov, q.loc);
       continue;
     }
     const uint32_t fp = static_cast<uint32_t>(q.tag & kFingerprintMask);
-    while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
-    const bool in_block = at < b->count && Fingerprint(LoadEntry(d, at)) == fp;
-    const bool in_batch = !in_block && !inserts->empty() && inserts->back().fingerprint == fp;
-    if (!in_block && !in_batch) {
-      inserts->push_back(NewEntry{fp, q.loc, at});
-    } else if (!q.indexed) {  // another key holds this fingerprint
-      add->overflow.emplace_back(batch.keys[i], q.loc);
-    } else if (in_block) {  // key's own entry
-      batch.had[i] = 1;
-      batch.old[i] = Location(LoadEntry(d, at));
-      StoreEntry(d, at, fp, q.loc);
-    } else {  // an earlier key of the batch: as Upsert would, take its entry for key's own
-      batch.had[i] = 1;
-      batch.old[i] = std::exchange(inserts->back().loc, q.loc);
+    for (; j < count; ++j, ++o) {
+      const uint64_t e = LoadEntry(d, j);
+      if (Fingerprint(e) > fp) break;
+      std::memcpy(out + size_t{o} * kEntryBytes, &e, sizeof(e));  // the 8th byte is the next entry's to write
+    }
+    if (o > 0 && Fingerprint(LoadEntry(out, o - 1)) == fp) {
+      if (!q.indexed) {  // another key holds this fingerprint
+        scratch->add.overflow.emplace_back(batch.keys[i], q.loc);
+      } else {  // key's own entry, or an earlier batch key's, which key takes as Upsert would
+        batch.had[i] = 1;
+        batch.old[i] = Location(LoadEntry(out, o - 1));
+        StoreEntry(out, o - 1, fp, q.loc);
+      }
+    } else {
+      StoreEntry(out, o++, fp, q.loc);
+      ++inserted;
     }
   }
-  if (!inserts->empty()) MergeEntries(b, *inserts, &scratch->arrays, &add->entry_bytes);
-  add->entries += inserts->size();
+  if (j < count) std::memcpy(out + size_t{o} * kEntryBytes, d + size_t{j} * kEntryBytes, size_t{count - j} * kEntryBytes);
+  o += count - j;
+  if (o == 0) return;  // an empty block whose keys all overflowed
+  if (o > b->cap) {
+    const uint32_t old_cap = b->cap;
+    scratch->arrays.Give(old_cap, Adopt(b, scratch->arrays.Take(o), o, &scratch->add.entry_bytes));
+  }
+  std::memcpy(b->data.get(), out, size_t{o} * kEntryBytes);
+  b->count = o;
+  scratch->add.entries += inserted;
 }
 
 // Insertion sort: stable (ties keep the batch's order), and a block gets a few keys.
@@ -228,30 +242,6 @@ void CompactIndex::SortByFingerprint(Pending* pending, size_t m) {
   for (size_t k = 1; k < m; ++k) {
     for (size_t j = k; j > 0 && before(pending[j], pending[j - 1]); --j) std::swap(pending[j], pending[j - 1]);
   }
-}
-
-// Merges entries (sorted by fingerprint, none already in b) into b, from the back: each
-// run of old entries between two new ones moves up by the new ones below its end, in
-// place when b's capacity holds them all, else into a regrown array.
-void CompactIndex::MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays, int64_t* bytes) {
-  const uint32_t n = b->count + static_cast<uint32_t>(entries.size());
-  uint8_t* from = b->data.get();
-  const uint32_t cap = n > b->cap ? n : b->cap;  // exact: the next large batch regrows it anyway
-  std::unique_ptr<uint8_t[]> grown = cap > b->cap ? arrays->Take(cap) : nullptr;
-  uint8_t* to = grown ? grown.get() : from;
-  uint32_t end = b->count;  // old entries [0, end) are not placed yet
-  for (size_t j = entries.size(); j-- > 0;) {
-    const uint32_t at = entries[j].at;
-    std::memmove(to + (at + j + 1) * kEntryBytes, from + size_t{at} * kEntryBytes, size_t{end - at} * kEntryBytes);
-    StoreEntry(to, static_cast<uint32_t>(at + j), entries[j].fingerprint, entries[j].loc);
-    end = at;
-  }
-  if (grown) {
-    std::memcpy(to, from, size_t{end} * kEntryBytes);  // the entries below every new one
-    const uint32_t old_cap = b->cap;
-    arrays->Give(old_cap, Adopt(b, std::move(grown), cap, bytes));
-  }
-  b->count = n;
 }
 
 bool CompactIndex::UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add) {

@@ -112,11 +112,6 @@ class CompactIndex {
     std::vector<Pending> pending;
     std::vector<uint32_t> begin;
   };
-  struct NewEntry {
-    uint32_t fingerprint;
-    uint32_t loc;
-    uint32_t at;  // its place among the block's old entries: those before it are smaller
-  };
   // Entry arrays a part of a large batch replaced, by capacity, for the part's later blocks
   // to take instead of allocating: a load regrows most blocks once a batch, to sizes that
   // repeat from block to block, and a heap's small-size caches hold only a few arrays
@@ -131,7 +126,7 @@ class CompactIndex {
     std::vector<std::vector<std::unique_ptr<uint8_t[]>>> free_;  // by capacity
   };
   struct PartScratch {  // what one part of a large batch reuses from block to block
-    std::vector<NewEntry> inserts;
+    std::vector<uint8_t> merged;  // a block's entries after its upserts
     Recycler arrays;
     Additions add;
   };
@@ -160,8 +155,6 @@ class CompactIndex {
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
   static void SortByFingerprint(Pending* pending, size_t m);
-  // Adds the change in b's array bytes to *bytes.
-  static void MergeEntries(Block* b, const std::vector<NewEntry>& entries, Recycler* arrays, int64_t* bytes);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
