@@ -190,6 +190,10 @@ void CompactIndex::PrefetchBlock(const Block& b) {
 // array, or into a regrown one when the block gained more than its room.
 void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch) {
   SortByFingerprint(pending, m);
+  const size_t updated = UpdateInPlace(b, batch, pending, m);
+  pending += updated;
+  m -= updated;
+  if (m == 0) return;
   const uint32_t count = b->count;
   std::vector<uint8_t>& merged = scratch->merged;
   if (merged.size() < (count + m) * kEntryBytes + kLoadPadding) merged.resize((count + m) * kEntryBytes + kLoadPadding);
@@ -232,6 +236,32 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
   std::memcpy(b->data.get(), out, size_t{o} * kEntryBytes);
   b->count = o;
   scratch->add.entries += inserted;
+}
+
+// The keys (sorted) of a block that are indexed, and so by Upsert's contract there, change
+// only their entries' locations: found by one walk and set in place, with no copy. Stops at
+// the first key that is not indexed or not found and returns its place (m when none is),
+// leaving the rest for the merge.
+size_t CompactIndex::UpdateInPlace(Block* b, const Batch& batch, const Pending* pending, size_t m) {
+  uint8_t* d = b->data.get();
+  uint32_t at = 0;
+  for (size_t k = 0; k < m; ++k) {
+    const Pending& q = pending[k];
+    if (!q.indexed) return k;
+    const size_t i = q.i;
+    if (uint32_t* ov = Overflowed(batch.keys[i])) {
+      batch.had[i] = 1;
+      batch.old[i] = std::exchange(*ov, q.loc);
+      continue;
+    }
+    const uint64_t fp = q.tag & kFingerprintMask;
+    while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
+    if (at == b->count || Fingerprint(LoadEntry(d, at)) != fp) return k;
+    batch.had[i] = 1;
+    batch.old[i] = Location(LoadEntry(d, at));
+    StoreEntry(d, at, fp, q.loc);
+  }
+  return m;
 }
 
 // Insertion sort: stable (ties keep the batch's order), and a block gets a few keys.

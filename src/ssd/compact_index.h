@@ -154,6 +154,9 @@ class CompactIndex {
   Additions MergePart(size_t p, size_t parts, const Batch& batch, Grouped& grouped);
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
+  // Sets in place the entries of the leading keys (sorted) that are indexed and found;
+  // returns how many it took.
+  size_t UpdateInPlace(Block* b, const Batch& batch, const Pending* pending, size_t m);
   static void SortByFingerprint(Pending* pending, size_t m);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
