@@ -183,7 +183,8 @@ void CompactIndex::PrefetchBlock(const Block& b) {
 }
 
 // The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
-// by fingerprint, ties kept in order, then merged with the block's entries into the part's
+// by fingerprint, ties kept in order. The leading keys that are stored update their entries
+// in place (UpdateInPlace); the rest are merged with the block's entries into the part's
 // scratch array, in order: the entries below each key's fingerprint are copied as the walk
 // passes them, and the key then takes the entry of its fingerprint (the block's, or an
 // earlier batch key's) or a new one. The merged entries then go back into the block's
