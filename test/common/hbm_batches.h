@@ -117,4 +117,16 @@ inline std::vector<float> TrainSteps(HbmPs& ps, const ModelSpec& spec, const std
   return rows;
 }
 
+// Trains the batches on a and on b (TrainAlone or the three calls, as a_alone and b_alone
+// say) and checks that both end with the same rows and dense state, bitwise.
+inline void CheckSameSteps(HbmPs& a, bool a_alone, HbmPs& b, bool b_alone, const ModelSpec& spec,
+                           const std::vector<Batch>& batches) {
+  DenseState da, db;
+  CHECK(TrainSteps(a, spec, batches, a_alone, &da) == TrainSteps(b, spec, batches, b_alone, &db));
+  CHECK(da.steps == db.steps);
+  CHECK(da.params == db.params);
+  CHECK(da.m == db.m);
+  CHECK(da.v == db.v);
+}
+
 }  // namespace strata::test

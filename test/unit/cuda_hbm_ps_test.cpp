@@ -24,11 +24,11 @@
 namespace strata {
 namespace {
 
+using test::CheckSameSteps;
 using test::RandomBatch;
 using test::RowFloats;
 using test::SmallSpec;
 using test::Stage;
-using test::TrainSteps;
 
 HbmOptions SmallModel(int workers, SparseOptimizerKind sparse, DenseOptimizerKind dense) {
   HbmOptions o;
@@ -271,12 +271,7 @@ TEST_CASE("cuda: a step of a job of one worker kept on the GPU equals its three 
     std::unique_ptr<HbmPs> fused, calls;
     REQUIRE(NewCudaHbmPs(o, &fused).ok());
     REQUIRE(NewCudaHbmPs(o, &calls).ok());
-    DenseState fd, cd;
-    CHECK(TrainSteps(*fused, o.spec, batches, true, &fd) == TrainSteps(*calls, o.spec, batches, false, &cd));
-    CHECK(fd.steps == cd.steps);
-    CHECK(fd.params == cd.params);
-    CHECK(fd.m == cd.m);
-    CHECK(fd.v == cd.v);
+    CheckSameSteps(*fused, true, *calls, false, o.spec, batches);
   }
 }
 

@@ -17,7 +17,7 @@
 namespace strata {
 namespace {
 
-using test::TrainSteps;
+using test::CheckSameSteps;
 
 constexpr int kBatch = 512;
 
@@ -57,14 +57,8 @@ std::vector<Batch> Batches(const ModelSpec& spec) {
 }
 
 void CheckSameTraining(const HbmOptions& a, bool a_alone, const HbmOptions& b, bool b_alone) {
-  const std::vector<Batch> batches = Batches(a.spec);
   auto pa = NewHostHbmPs(a), pb = NewHostHbmPs(b);
-  DenseState da, db;
-  CHECK(TrainSteps(*pa, a.spec, batches, a_alone, &da) == TrainSteps(*pb, b.spec, batches, b_alone, &db));
-  CHECK(da.steps == db.steps);
-  CHECK(da.params == db.params);
-  CHECK(da.m == db.m);
-  CHECK(da.v == db.v);
+  CheckSameSteps(*pa, a_alone, *pb, b_alone, a.spec, Batches(a.spec));
 }
 
 TEST_CASE("host: a step of a job of one worker equals its three calls, bitwise") {
