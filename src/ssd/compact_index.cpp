@@ -203,11 +203,7 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
   uint32_t j = 0, o = 0, inserted = 0;  // the block's entries [0, j) are in out[0, o)
   for (const Pending& q : std::span(pending, m)) {
     const size_t i = q.i;
-    if (uint32_t* ov = q.indexed ? Overflowed(batch.keys[i]) : nullptr) {
-      batch.had[i] = 1;
-      batch.old[i] = std::exchange(*ov, q.loc);
-      continue;
-    }
+    if (q.indexed && UpdateOverflowed(batch, q)) continue;
     const uint32_t fp = static_cast<uint32_t>(q.tag & kFingerprintMask);
     for (; j < count; ++j, ++o) {
       const uint64_t e = LoadEntry(d, j);
@@ -250,11 +246,7 @@ size_t CompactIndex::UpdateInPlace(Block* b, const Batch& batch, const Pending* 
     const Pending& q = pending[k];
     if (!q.indexed) return k;
     const size_t i = q.i;
-    if (uint32_t* ov = Overflowed(batch.keys[i])) {
-      batch.had[i] = 1;
-      batch.old[i] = std::exchange(*ov, q.loc);
-      continue;
-    }
+    if (UpdateOverflowed(batch, q)) continue;
     const uint64_t fp = q.tag & kFingerprintMask;
     while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
     if (at == b->count || Fingerprint(LoadEntry(d, at)) != fp) return k;
@@ -263,6 +255,14 @@ size_t CompactIndex::UpdateInPlace(Block* b, const Batch& batch, const Pending* 
     StoreEntry(d, at, fp, q.loc);
   }
   return m;
+}
+
+bool CompactIndex::UpdateOverflowed(const Batch& batch, const Pending& q) {
+  uint32_t* ov = Overflowed(batch.keys[q.i]);
+  if (ov == nullptr) return false;
+  batch.had[q.i] = 1;
+  batch.old[q.i] = std::exchange(*ov, q.loc);
+  return true;
 }
 
 // Insertion sort: stable (ties keep the batch's order), and a block gets a few keys.

@@ -157,6 +157,9 @@ class CompactIndex {
   // Sets in place the entries of the leading keys (sorted) that are indexed and found;
   // returns how many it took.
   size_t UpdateInPlace(Block* b, const Batch& batch, const Pending* pending, size_t m);
+  // A batch key kept in the overflow map takes its entry there (had, old set): returns
+  // whether it was there.
+  bool UpdateOverflowed(const Batch& batch, const Pending& q);
   static void SortByFingerprint(Pending* pending, size_t m);
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);

@@ -25,6 +25,7 @@ HbmOptions Model(int threads, SparseOptimizerKind sparse, DensePrecision precisi
   HbmOptions o;
   o.spec = test::SmallSpec(sparse, DenseOptimizerKind::kAdam);
   o.spec.num_slots = 6;
+  o.spec.mlp = {64, 32};
   o.workers = 1;
   o.threads = threads;
   o.max_batch = kBatch;
