@@ -8,6 +8,8 @@
 // worker runs at a time (HbmOptions::gemm_threads). A lone worker also finds its batch's
 // rows and pools its examples on the rank's threads (pool_, which ApplySparse uses after
 // the workers), and its TrainAlone updates the rows it found without finding them again.
+// The loops over rows spread through the tables (pooling, TrainAlone's updates) prefetch
+// the rows they reach next.
 #include <cblas.h>
 
 #include <algorithm>
@@ -28,6 +30,14 @@
 
 namespace strata {
 namespace {
+
+// Asks the CPU to load every cache line of [p, p + bytes): a hint, which neither faults nor
+// changes a result.
+void PrefetchSpan(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(c + at);
+  __builtin_prefetch(c + bytes - 1);
+}
 
 class HostHbmPs final : public HbmPs {
  public:
@@ -132,8 +142,12 @@ class HostHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(ComputeGradients(0, batch, grad_scale, out));
     const std::vector<uint8_t*>& rows = workers_[0].rows;
     const size_t dim = static_cast<size_t>(spec_.row_dim());
+    constexpr size_t kAhead = 8;  // rows between a row's prefetch and its update
     InChunks(out->keys.size(), pool_.size(), [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) UpdateRow(rows[i], &out->grads[i * dim], out->counts[i]);
+      for (size_t i = begin; i < end; ++i) {
+        if (i + kAhead < end) PrefetchSpan(rows[i + kAhead], layout_.bytes());
+        UpdateRow(rows[i], &out->grads[i * dim], out->counts[i]);
+      }
     });
     return ApplyDense(out->dense.data());
   }
@@ -271,6 +285,7 @@ class HostHbmPs final : public HbmPs {
     const auto sum_rows = Kernels().sum_rows;
     const auto pool_examples = [&](int begin, int end) {
       for (int i = begin; i < end; ++i) {
+        if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
         float* x = &w->input[static_cast<size_t>(i) * in];
         for (int s = 0; s < S; ++s) {
           const uint32_t first = batch.offsets[i * S + s], n = batch.offsets[i * S + s + 1] - first;
@@ -290,6 +305,14 @@ class HostHbmPs final : public HbmPs {
     }
     ScaleMeanSlots(batch, mean_, dim, in, w->input.data());
     return Status::OK();
+  }
+
+  // Loads the embeddings example i pools into the cache, ahead of its pooling: the rows
+  // are spread over the table, and most rows' embeddings straddle two cache lines.
+  void PrefetchEmbeddings(const Batch& batch, const Worker& w, int i) const {
+    const size_t S = static_cast<size_t>(batch.num_slots), bytes = static_cast<size_t>(spec_.row_dim()) * sizeof(float);
+    const std::vector<uint32_t>& ids = w.index.local_ids();
+    for (uint32_t k = batch.offsets[i * S]; k < batch.offsets[(i + 1) * S]; ++k) PrefetchSpan(w.rows[ids[k]], bytes);
   }
 
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
