@@ -6,7 +6,7 @@
 // Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
 // through oneDNN (strata/model/gemm.h), on an OpenMP team of the rank's threads only when one
 // worker runs at a time (HbmOptions::gemm_threads). A lone worker also finds its batch's
-// rows and pools its examples on the rank's threads (pool_, which ApplySparse uses after
+// rows and pools its examples on the rank's threads (pool_, which ApplySparse and Export use after
 // the workers), and its TrainAlone updates the rows it found without finding them again.
 // The loops over rows spread through the tables (pooling, TrainAlone's updates) prefetch
 // the rows they reach next.
@@ -83,15 +83,8 @@ class HostHbmPs final : public HbmPs {
 
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
     const size_t rb = layout_.bytes();
-    Status missing;
-    ForEachRow(keys, 0, n, [&](size_t i, const uint8_t* row) {
-      if (row != nullptr) {
-        std::memcpy(rows + i * rb, row, rb);
-      } else if (missing.ok()) {
-        missing = Missing("Export", keys[i]);
-      }
-    });
-    return missing;
+    return ForEachRowInChunks(keys, n, pool_.size(), "Export",
+                              [&](size_t i, const uint8_t* row) { std::memcpy(rows + i * rb, row, rb); });
   }
 
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {

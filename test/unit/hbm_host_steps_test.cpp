@@ -2,10 +2,12 @@
 // the three calls it stands for, and a lone worker's step on one thread against the same step
 // split over the rank's threads (index lookups, pooling, sparse updates, the MLP's
 // elementwise passes), bitwise, on batches of thousands of distinct keys so that every
-// split has several parts.
+// split has several parts; and Export, which copies rows out on the same threads.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../common/hbm_batches.h"
@@ -80,6 +82,30 @@ TEST_CASE("host: a lone worker's steps are the same on one thread and on two, bi
     CheckSameTraining(Model(1, SparseOptimizerKind::kAdagrad, precision), true,
                       Model(2, SparseOptimizerKind::kAdagrad, precision), true);
   }
+}
+
+TEST_CASE("host: Export copies each row on the rank's threads, and a key the pass lacks is an error naming it") {
+  const HbmOptions o = Model(2, SparseOptimizerKind::kAdagrad, DensePrecision::kFp32);
+  auto ps = NewHostHbmPs(o);
+  const size_t rb = RowLayoutOf(o.spec).bytes();
+  std::vector<uint64_t> keys;
+  for (uint64_t t = 0; t < 5000; ++t) keys.push_back(SlotKey(static_cast<int>(t % 6), t));
+  std::vector<uint8_t> rows(keys.size() * rb);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  REQUIRE(ps->BeginPass(0, keys.size()).ok());
+  REQUIRE(ps->Insert(keys.data(), keys.size(), rows.data()).ok());
+
+  std::vector<uint64_t> reversed(keys.rbegin(), keys.rend());
+  std::vector<uint8_t> out(rows.size());
+  REQUIRE(ps->Export(reversed.data(), reversed.size(), out.data()).ok());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CHECK(std::memcmp(&out[i * rb], &rows[(keys.size() - 1 - i) * rb], rb) == 0);
+  }
+
+  reversed[3000] = SlotKey(2, 123456789);
+  const Status missing = ps->Export(reversed.data(), reversed.size(), out.data());
+  CHECK(missing.code() == Status::Code::kNotFound);
+  CHECK(missing.ToString().find(std::to_string(SlotKey(2, 123456789))) != std::string::npos);
 }
 
 }  // namespace
