@@ -188,7 +188,11 @@ class HostHbmPs final : public HbmPs {
     }
     HostTable& Shard(uint64_t key) { return shards[DeviceShard(key, static_cast<int>(shards.size()))]; }
     Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows, size_t row_bytes) {
-      for (size_t i = 0; i < n; ++i) STRATA_RETURN_IF_ERROR(Shard(keys[i]).Insert(keys[i], rows + i * row_bytes));
+      constexpr size_t kAhead = 16;  // keys between a slot's prefetch and its probe
+      for (size_t i = 0; i < n; ++i) {
+        if (i + kAhead < n) Shard(keys[i + kAhead]).PrefetchSlot(keys[i + kAhead]);
+        STRATA_RETURN_IF_ERROR(Shard(keys[i]).Insert(keys[i], rows + i * row_bytes));
+      }
       return Status::OK();
     }
   };
