@@ -6,10 +6,10 @@
 // Workers' forward/backward run concurrently (one DenseModel::Workspace each); the products go
 // through oneDNN (strata/model/gemm.h), on an OpenMP team of the rank's threads only when one
 // worker runs at a time (HbmOptions::gemm_threads). A lone worker also finds its batch's
-// rows and pools its examples on the rank's threads (pool_, which ApplySparse and Export use after
-// the workers), and its TrainAlone updates the rows it found without finding them again.
-// The loops over rows spread through the tables (pooling, TrainAlone's updates) prefetch
-// the rows they reach next.
+// rows and pools its examples on the rank's threads (pool_, which ApplySparse and Export
+// use after the workers), and its TrainAlone updates the rows it found without finding
+// them again. The loops over keys and rows spread through the tables (lookups, stage-in,
+// pooling, TrainAlone's updates) prefetch what they reach next.
 #include <cblas.h>
 
 #include <algorithm>
