@@ -250,8 +250,8 @@ class CudaHbmPs final : public HbmPs {
   // One worker's gradients are the sums: the step is applied where they were computed,
   // with the same kernels ApplySparse and ApplyDense run, so the rows are those of the
   // longer way bitwise.
-  Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) override {
-    if (num_workers() != 1 || batch.num_examples == 0) return HbmPs::TrainAlone(batch, grad_scale, out);
+  Status TrainAlone(const Batch& batch, const Batch* /*next*/, float grad_scale, WorkerGrads* out) override {
+    if (num_workers() != 1 || batch.num_examples == 0) return HbmPs::TrainAlone(batch, nullptr, grad_scale, out);
     Worker& w = *workers_.front();
     const int B = batch.num_examples;
     DeviceScope scope(w.device);

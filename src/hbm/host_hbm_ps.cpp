@@ -8,8 +8,10 @@
 // worker runs at a time (HbmOptions::gemm_threads). A lone worker also finds its batch's
 // rows and pools its examples on the rank's threads (pool_, which ApplySparse and Export
 // use after the workers), and its TrainAlone updates the rows it found without finding
-// them again. The loops over keys and rows spread through the tables (lookups, stage-in,
-// pooling, TrainAlone's updates) prefetch what they reach next.
+// them again. Told which batch comes next, TrainAlone builds that batch's index on a second
+// thread while the first scatters (both serial phases). The loops over keys and rows spread
+// through the tables (lookups, stage-in, pooling, TrainAlone's updates) prefetch what they
+// reach next.
 #include <cblas.h>
 
 #include <algorithm>
@@ -47,7 +49,7 @@ class HostHbmPs final : public HbmPs {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
     const int gemm_threads = o.gemm_threads();
     for (int g = 0; g < o.workers; ++g) {
-      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, {}, {}, {}});
+      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, nullptr, {}, {}, {}, {}});
     }
     params_.resize(model_.num_params());
     model_.InitParams(spec_.seed, params_.data());
@@ -88,24 +90,7 @@ class HostHbmPs final : public HbmPs {
   }
 
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
-    Worker& w = workers_[worker];
-    const int B = batch.num_examples;
-    if (B == 0) {
-      out->SetEmpty(model_.num_params());
-      return Status::OK();
-    }
-    out->examples = B;
-    out->dense.resize(model_.num_params());
-    STRATA_RETURN_IF_ERROR(Pool(batch, &w));
-    w.logits.resize(B);
-    model_.Forward(params_.data(), w.input.data(), B, &w.ws, w.logits.data(), precision_);
-    out->loss_sum = LossAndGrad(w.logits.data(), batch.labels.data(), B, grad_scale, w.logits.data());
-    w.dinput.resize(w.input.size());
-    model_.Backward(params_.data(), w.input.data(), B, w.logits.data(), &w.ws, out->dense.data(),
-                  w.dinput.data(), precision_);
-    ScaleMeanSlots(batch, mean_, spec_.row_dim(), model_.input_width(), w.dinput.data());
-    Scatter(batch, w, out);
-    return Status::OK();
+    return Gradients(&workers_[worker], batch, nullptr, grad_scale, out);
   }
 
   void SetRateFactor(double factor) override {
@@ -131,8 +116,8 @@ class HostHbmPs final : public HbmPs {
 
   // HbmPs::TrainAlone, whose ApplySparse updates the rows the batch's index found rather
   // than finding them again.
-  Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) override {
-    STRATA_RETURN_IF_ERROR(ComputeGradients(0, batch, grad_scale, out));
+  Status TrainAlone(const Batch& batch, const Batch* next, float grad_scale, WorkerGrads* out) override {
+    STRATA_RETURN_IF_ERROR(Gradients(&workers_[0], batch, next, grad_scale, out));
     const std::vector<uint8_t*>& rows = workers_[0].rows;
     const size_t dim = static_cast<size_t>(spec_.row_dim());
     constexpr size_t kAhead = 8;  // rows between a row's prefetch and its update
@@ -171,6 +156,8 @@ class HostHbmPs final : public HbmPs {
   struct Worker {
     DenseModel::Workspace ws;
     BatchIndex index;
+    BatchIndex next_index;            // next_for's, built during the step before it
+    const Batch* next_for = nullptr;  // or null: no index built ahead
     std::vector<uint8_t*> rows;  // the index's keys' rows
     std::vector<float> input;   // (B, input width)
     std::vector<float> dinput;  // (B, input width)
@@ -196,6 +183,30 @@ class HostHbmPs final : public HbmPs {
       return Status::OK();
     }
   };
+
+  // ComputeGradients of w's batch. With `next` (the batch w's next step trains) and two
+  // threads, next's batch index is built on the second while the first scatters this
+  // batch's gradients: both are serial, so each would leave the other thread idle.
+  Status Gradients(Worker* w, const Batch& batch, const Batch* next, float grad_scale, WorkerGrads* out) {
+    const int B = batch.num_examples;
+    if (B == 0) {
+      w->next_for = nullptr;
+      out->SetEmpty(model_.num_params());
+      return Status::OK();
+    }
+    out->examples = B;
+    out->dense.resize(model_.num_params());
+    STRATA_RETURN_IF_ERROR(Pool(batch, w));
+    w->logits.resize(B);
+    model_.Forward(params_.data(), w->input.data(), B, &w->ws, w->logits.data(), precision_);
+    out->loss_sum = LossAndGrad(w->logits.data(), batch.labels.data(), B, grad_scale, w->logits.data());
+    w->dinput.resize(w->input.size());
+    model_.Backward(params_.data(), w->input.data(), B, w->logits.data(), &w->ws, out->dense.data(),
+                    w->dinput.data(), precision_);
+    ScaleMeanSlots(batch, mean_, spec_.row_dim(), model_.input_width(), w->dinput.data());
+    ScatterAndIndexNext(batch, next, w, out);
+    return Status::OK();
+  }
 
   TableSet& active() { return sets_[active_]; }
   TableSet& standby() { return sets_[active_ ^ 1]; }
@@ -260,9 +271,15 @@ class HostHbmPs final : public HbmPs {
     return Status::NotFound(std::string(what) + ": key " + std::to_string(key) + " not in the HBM-PS");
   }
 
-  // The batch's gather index, and the rows of its distinct keys.
+  // The batch's gather index (built now, or during the step before when that step was told
+  // this batch came next), and the rows of its distinct keys.
   Status IndexBatch(const Batch& batch, Worker* w) {
-    w->index.Build(batch);
+    if (w->next_for == &batch && w->next_index.local_ids().size() == batch.keys.size()) {
+      std::swap(w->index, w->next_index);
+    } else {
+      w->index.Build(batch);
+    }
+    w->next_for = nullptr;
     const std::vector<uint64_t>& keys = w->index.keys();
     w->rows.resize(keys.size());
     return ForEachRowInChunks(keys.data(), keys.size(), StepThreads(), "a batch",
@@ -310,6 +327,20 @@ class HostHbmPs final : public HbmPs {
     const size_t S = static_cast<size_t>(batch.num_slots), bytes = static_cast<size_t>(spec_.row_dim()) * sizeof(float);
     const std::vector<uint32_t>& ids = w.index.local_ids();
     for (uint32_t k = batch.offsets[i * S]; k < batch.offsets[(i + 1) * S]; ++k) PrefetchSpan(w.rows[ids[k]], bytes);
+  }
+
+  // Scatter, and with `next` and two step threads, next's batch index built beside it for
+  // next's IndexBatch.
+  void ScatterAndIndexNext(const Batch& batch, const Batch* next, Worker* w, WorkerGrads* out) {
+    if (next == nullptr || StepThreads() < 2) return Scatter(batch, *w, out);
+    pool_.ParallelFor(2, [&](size_t part) {
+      if (part == 0) {
+        Scatter(batch, *w, out);
+      } else {
+        w->next_index.Build(*next);
+      }
+    });
+    w->next_for = next;
   }
 
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient

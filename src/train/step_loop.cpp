@@ -32,7 +32,8 @@ Status StepLoop::Run(const PassData& pass, int64_t first_step, int64_t* examples
 Status StepLoop::TrainAlone(const PassData& pass, int64_t step, int64_t* examples, double* loss_sum) {
   const std::vector<Batch>& mine = pass.batches[0];
   const Batch& b = step < static_cast<int64_t>(mine.size()) ? mine[step] : empty_;
-  Status st = hbm_->TrainAlone(b, scale_, &grads_[0]);
+  const Batch* next = step + 1 < static_cast<int64_t>(mine.size()) ? &mine[step + 1] : nullptr;
+  Status st = hbm_->TrainAlone(b, next, scale_, &grads_[0]);
   if (st.ok()) st = InjectedFailure("train", comm_->rank());
   *examples += grads_[0].examples;
   *loss_sum += grads_[0].loss_sum;

@@ -4,9 +4,10 @@
 // the backend's are connected: HbmPs::ConnectDevices), both in global worker order, and
 // every rank applies the same sums to its replicas. A worker whose chunk ran out before
 // the pass did contributes an empty batch. A job of one worker has nothing to sum: its
-// steps are HbmPs::TrainAlone, which may keep the gradients on the device. Every call is a
-// collective on the Comm given; errors are agreed on, but those of the devices'
-// collectives, which end the rank. Not thread-safe: the Train stage's thread.
+// steps are HbmPs::TrainAlone, told which batch comes next, which may keep the gradients
+// on the device. Every call is a collective on the Comm given; errors are agreed on, but
+// those of the devices' collectives, which end the rank. Not thread-safe: the Train
+// stage's thread.
 #pragma once
 
 #include <cstdint>

@@ -90,15 +90,19 @@ inline std::vector<float> RowFloats(HbmPs& ps, const ModelSpec& spec, const std:
 }
 
 // Trains the batches with TrainAlone, or with the three calls it stands for, and returns
-// the rows of every key and the dense state.
+// the rows of every key and the dense state. TrainAlone is told of the batch that follows,
+// or of told[i] at step i where told is given.
 inline std::vector<float> TrainSteps(HbmPs& ps, const ModelSpec& spec, const std::vector<Batch>& batches,
-                                     bool alone, DenseState* dense) {
+                                     bool alone, DenseState* dense,
+                                     const std::vector<const Batch*>* told = nullptr) {
   Stage(ps, spec, batches, 1);
   std::vector<uint64_t> keys;
-  for (const Batch& b : batches) {
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const Batch& b = batches[i];
     WorkerGrads g;
     if (alone) {
-      const Status st = ps.TrainAlone(b, 1.0f / 64, &g);
+      const Batch* follows = i + 1 < batches.size() ? &batches[i + 1] : nullptr;
+      const Status st = ps.TrainAlone(b, told ? (*told)[i] : follows, 1.0f / 64, &g);
       REQUIRE_MESSAGE(st.ok(), st.ToString());
       CHECK(g.examples == b.num_examples);
     } else {

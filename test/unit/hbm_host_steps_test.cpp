@@ -1,8 +1,9 @@
-// The host backend's steps: TrainAlone (which updates the rows its batch index found) against
-// the three calls it stands for, and a lone worker's step on one thread against the same step
-// split over the rank's threads (index lookups, pooling, sparse updates, the MLP's
-// elementwise passes), bitwise, on batches of thousands of distinct keys so that every
-// split has several parts; and Export, which copies rows out on the same threads.
+// The host backend's steps: TrainAlone (which updates the rows its batch index found, and
+// indexes the batch it is told comes next) against the three calls it stands for, and a
+// lone worker's step on one thread against the same step split over the rank's threads
+// (index lookups, pooling, sparse updates, the MLP's elementwise passes), bitwise, on
+// batches of thousands of distinct keys so that every split has several parts; and Export,
+// which copies rows out on the same threads.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -53,9 +54,14 @@ Batch WideBatch(const ModelSpec& spec, uint64_t seed) {
   return b;
 }
 
+// Three wide batches, then the third's twin with other keys: an index built ahead for the
+// wrong one of the twins would pass any check of its size.
 std::vector<Batch> Batches(const ModelSpec& spec) {
   std::vector<Batch> batches;
   for (uint64_t seed = 1; seed <= 3; ++seed) batches.push_back(WideBatch(spec, seed));
+  Batch twin = batches.back();
+  for (uint64_t& key : twin.keys) ++key;
+  batches.push_back(twin);
   return batches;
 }
 
@@ -69,6 +75,21 @@ TEST_CASE("host: a step of a job of one worker equals its three calls, bitwise")
     const HbmOptions o = Model(2, sparse, DensePrecision::kFp32);
     CheckSameTraining(o, true, o, false);
   }
+}
+
+// TrainAlone builds the batch index of the batch it is told comes next while it scatters;
+// the first test case's steps are told the batch that follows. Here the first step is
+// told of the third batch, which then does not come next: the second must index its own.
+TEST_CASE("host: a step told of a next batch that does not come next trains as one told of none") {
+  const HbmOptions o = Model(2, SparseOptimizerKind::kAdagrad, DensePrecision::kFp32);
+  const std::vector<Batch> batches = Batches(o.spec);
+  const std::vector<const Batch*> wrong = {&batches[2], nullptr, nullptr, nullptr};
+  const std::vector<const Batch*> none(batches.size(), nullptr);
+  auto told_wrong = NewHostHbmPs(o), told_none = NewHostHbmPs(o);
+  DenseState a, b;
+  CHECK(test::TrainSteps(*told_wrong, o.spec, batches, true, &a, &wrong) ==
+        test::TrainSteps(*told_none, o.spec, batches, true, &b, &none));
+  CHECK(a.params == b.params);
 }
 
 TEST_CASE("host: a lone worker's steps are the same on one thread and on two, bitwise") {

@@ -110,7 +110,9 @@ class HbmPs {
   // ComputeGradients(0, ...), then ApplySparse and ApplyDense with its gradients. out gets
   // the examples and loss; its gradients are unspecified (a backend may keep them where
   // they were computed). The rows and dense state are those of the three calls, bitwise.
-  virtual Status TrainAlone(const Batch& batch, float grad_scale, WorkerGrads* out) {
+  // next: the batch the next call will train (the same object, unchanged until then), or
+  // null; a backend may prepare it during this step. Results do not depend on it.
+  virtual Status TrainAlone(const Batch& batch, const Batch* /*next*/, float grad_scale, WorkerGrads* out) {
     STRATA_RETURN_IF_ERROR(ComputeGradients(0, batch, grad_scale, out));
     STRATA_RETURN_IF_ERROR(ApplySparse(out->keys.data(), out->keys.size(), out->grads.data(), out->counts.data()));
     return ApplyDense(out->dense.data());
