@@ -22,6 +22,7 @@
 #include "hbm/batch_index.h"
 #include "hbm/host_table.h"
 #include "strata/common/partition.h"
+#include "strata/common/prefetch.h"
 #include "strata/common/row.h"
 #include "strata/common/thread_pool.h"
 #include "strata/hbm/hbm_ps.h"
@@ -32,14 +33,6 @@
 
 namespace strata {
 namespace {
-
-// Asks the CPU to load every cache line of [p, p + bytes): a hint, which neither faults nor
-// changes a result.
-void PrefetchSpan(const void* p, size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(c + at);
-  __builtin_prefetch(c + bytes - 1);
-}
 
 class HostHbmPs final : public HbmPs {
  public:

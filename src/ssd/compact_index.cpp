@@ -9,6 +9,7 @@
 
 #include "strata/common/hash.h"
 #include "strata/common/key_groups.h"
+#include "strata/common/prefetch.h"
 
 namespace strata::ssd {
 namespace {
@@ -177,10 +178,7 @@ CompactIndex::Additions CompactIndex::MergePart(size_t p, size_t parts, const Ba
   return std::move(scratch.add);
 }
 
-void CompactIndex::PrefetchBlock(const Block& b) {
-  constexpr size_t kLine = 64;
-  for (size_t at = 0; at < size_t{b.count} * kEntryBytes; at += kLine) __builtin_prefetch(b.data.get() + at);
-}
+void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data.get(), size_t{b.count} * kEntryBytes); }
 
 // The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
 // by fingerprint, ties kept in order. The leading keys that are stored update their entries
