@@ -16,8 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "hbm/batch_index.h"
 #include "hbm/host_table.h"
@@ -42,7 +43,7 @@ class HostHbmPs final : public HbmPs {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
     const int gemm_threads = o.gemm_threads();
     for (int g = 0; g < o.workers; ++g) {
-      workers_.push_back(Worker{model_.MakeWorkspace(o.max_batch, gemm_threads), {}, {}, nullptr, {}, {}, {}, {}});
+      workers_.emplace_back(model_.MakeWorkspace(o.max_batch, gemm_threads));
     }
     params_.resize(model_.num_params());
     model_.InitParams(spec_.seed, params_.data());
@@ -147,6 +148,8 @@ class HostHbmPs final : public HbmPs {
 
  private:
   struct Worker {
+    explicit Worker(DenseModel::Workspace workspace) : ws(std::move(workspace)) {}
+
     DenseModel::Workspace ws;
     BatchIndex index;
     BatchIndex next_index;            // next_for's, built during the step before it
