@@ -135,6 +135,14 @@ std::string DescribeInput(const ShardPlan& plan) {
                      plan.total_lines(), id);
 }
 
+Status NoExamplesIn(const ShardPlan& plan) {
+  std::vector<std::string> names;
+  for (const InputFile& f : plan.files()) names.push_back(f.path);
+  return Status::InvalidArgument(fmt::format("no examples in {}: {} line{} read, each blank or a malformed row skipped "
+                                             "under --max-bad-rows (see the warnings)",
+                                             JoinNames(names), plan.total_lines(), plan.total_lines() == 1 ? "" : "s"));
+}
+
 uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker) {
   assert(num_workers >= 1 && worker >= 0 && worker <= num_workers);
   unsigned __int128 product = static_cast<unsigned __int128>(total_lines) * static_cast<unsigned>(worker);

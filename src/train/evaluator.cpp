@@ -56,6 +56,7 @@ Status Evaluator::Evaluate(EvalResult* out, bool keep_predictions) {
     std::memcpy(&y[at], in.Take(n * sizeof(float)), n * sizeof(float));
   }
   // Every rank gathered the same predictions, so every rank stops here alike.
+  if (p.empty()) return NoExamplesIn(plan_);
   if (std::any_of(p.begin(), p.end(), [](float v) { return !std::isfinite(v); })) {
     return Status::InvalidArgument("evaluation predicted non-finite probabilities: the model diverged "
                                    "(lower --lr-dense or --lr-sparse)");

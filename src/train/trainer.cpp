@@ -68,6 +68,8 @@ class Job {
     ReturnFreedMemory();  // so the final checkpoint and evaluation reuse it (14 MB off the
                           // peak RSS of the Criteo-sized larger-than-memory bench)
     STRATA_RETURN_IF_ERROR(st);
+    // The same count on every rank. A resumed job may have had nothing left to read.
+    if (!resumed_ && progress_.examples == resumed_examples_) return NoExamplesIn(parts_.train_plan);
     if (checkpointer_.FinalDue(progress_.passes)) STRATA_RETURN_IF_ERROR(WriteCheckpoint());
     PassStats final_eval;
     if (parts_.has_eval) STRATA_RETURN_IF_ERROR(Evaluate(&final_eval));
@@ -78,6 +80,7 @@ class Job {
   Status Resume() {
     STRATA_RETURN_IF_ERROR(checkpointer_.Resume(parts_.server.get(), parts_.hbm.get(), &progress_));
     resumed_examples_ = progress_.examples;
+    resumed_ = true;
     if (comm_->rank() == 0) {
       fmt::print("strata-train: resumed after pass {} ({} examples)\n", progress_.passes, progress_.examples);
     }
@@ -236,7 +239,8 @@ class Job {
   Checkpointer checkpointer_;
   PassRefresh refresh_;
   TrainProgress progress_;  // train logloss and examples/s cover this job's own passes
-  int64_t resumed_examples_ = 0;
+  int64_t resumed_examples_ = 0;  // those of the checkpoint resumed or started from
+  bool resumed_ = false;          // from a checkpoint of this job (not --init-from)
 };
 
 }  // namespace

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bad input gets a clear message naming the file, line or flag and a nonzero exit:
-# malformed rows, an empty file, a missing file, bad flags, a config with an unknown key,
-# a truncated .gz or one with trailing bytes, unwritable output directories, a diverging run,
-# a dense model that does not fit in memory.
+# malformed rows, an empty file or one without an example, a missing file, bad flags, a
+# config with an unknown key, a truncated .gz or one with trailing bytes, unwritable output
+# directories, a diverging run, a dense model that does not fit in memory.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -22,6 +22,14 @@ expect 0 "bad.tsv:7: .*label" run1 --train "$dir/bad.tsv" --max-bad-rows 10
 # An empty file, a missing file, a glob that matches nothing.
 : >"$dir/empty.tsv"
 expect 1 "no examples.*empty.tsv" run2 --train "$dir/empty.tsv"
+# Lines but not one example (blank lines, or only rows skipped as malformed) fail the job
+# as an empty file does, in training and in evaluation (after the training's checkpoint).
+printf '\n\n\n' >"$dir/blank.tsv"
+printf '1\t2\t3\n' >"$dir/one-bad.tsv"
+expect 1 "no examples in .*blank.tsv: 3 lines read, each blank or a malformed row" run2 --train "$dir/blank.tsv"
+expect 1 "no examples in .*one-bad.tsv: 1 line read" run1 --train "$dir/one-bad.tsv"
+expect 1 "no examples in .*one-bad.tsv" run2 --train "$good" --eval "$dir/one-bad.tsv" --checkpoint-dir "$dir/ckpt-bad-eval"
+ls "$dir/ckpt-bad-eval" | grep -q . || die "the checkpoint of a run whose evaluation found no examples is missing"
 expect 1 "missing.tsv" run2 --train "$dir/missing.tsv"
 expect 1 "nothing-\*.tsv" run2 --train "$dir/nothing-*.tsv"
 expect 1 "missing-eval.tsv" run1 --train "$good" --eval "$dir/missing-eval.tsv"

@@ -82,6 +82,10 @@ class ShardPlan {
 // N == 0 ("no examples in <files>").
 Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardPlan* out);
 
+// The error of a read of the plan's files that found lines but not one example: every
+// line blank, or a malformed row skipped under --max-bad-rows. Names the files.
+Status NoExamplesIn(const ShardPlan& plan);
+
 // What a plan reads, as one short line for checkpoints: "3 files, 60000 lines, id <hex>".
 // The id hashes each file's name without its directory (a staged copy elsewhere matches),
 // its line count and its size, in order: a changed, added or reordered file changes it.
