@@ -65,8 +65,9 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
   if (lacks[0] == 0) return Status::OK();
   *out = DensePrecision::kFp32;
   if (comm->rank() == 0) {
-    fmt::print("strata-train: --dense-precision bf16: a rank's CPU has no bf16 instructions (AVX512-BF16 or AMX); "
-               "the MLP computes in fp32\n");
+    fmt::print("{}: --dense-precision bf16: a rank's CPU has no bf16 instructions (AVX512-BF16 or AMX); "
+               "the MLP computes in fp32\n",
+               o.program);
   }
   return Status::OK();
 }
@@ -76,10 +77,10 @@ Status ResolveDensePrecision(const TrainOptions& o, Comm* comm, DensePrecision* 
 // loads, so rank 0 can only tell the user.
 void NoteOpenMpWaitPolicy(const TrainOptions& o, const HbmOptions& backend, const Comm& comm) {
   if (comm.rank() != 0 || UsesCuda(o) || backend.gemm_threads() == 1 || std::getenv("OMP_WAIT_POLICY")) return;
-  fmt::print("strata-train: OMP_WAIT_POLICY is not set: the MLP's products run on {} OpenMP threads a worker, whose "
+  fmt::print("{}: OMP_WAIT_POLICY is not set: the MLP's products run on {} OpenMP threads a worker, whose "
              "idle threads spin and slow the pipeline's stages; set OMP_WAIT_POLICY=PASSIVE in every rank's "
              "environment\n",
-             backend.gemm_threads());
+             o.program, backend.gemm_threads());
 }
 
 // The CUDA devices of this rank's workers (CudaDevicesFor over --cuda-devices and the rank's
@@ -189,11 +190,11 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   return NewServer(o, comm->rank(), out->threads, &out->server);
 }
 
-void PrintStartLine(const char* program, const TrainOptions& o, const Comm& comm, const JobParts& p) {
+void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) {
   const std::string widths = o.input.WidthsText();
   fmt::print("{}: {} ranks x {} workers ({} model{}, {} backend{}, {} threads/rank, {} kernels, {}, rows of {} B with {} state{}), "
              "{} train lines, {} eval lines\n",
-             program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), widths.empty() ? "" : ", " + widths, p.hbm->name(),
+             o.program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), widths.empty() ? "" : ", " + widths, p.hbm->name(),
              p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads, CpuIsaName(DetectedIsa()),
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
@@ -250,16 +251,16 @@ Status ConnectStepCollectives(const TrainOptions& o, Comm* comm, JobParts* parts
   return Status::OK();
 }
 
-Status SetUpJob(const char* program, const TrainOptions& o, Comm* comm, JobParts* out) {
+Status SetUpJob(const TrainOptions& o, Comm* comm, JobParts* out) {
   Status local = CheckOutputDirs(o, comm->rank());
   if (local.ok() && comm->rank() == 0 && !o.checkpoint_dir.empty()) {
     local = DirLock::Acquire(o.checkpoint_dir, "--checkpoint-dir", &out->checkpoint_lock);
   }
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(local));
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(SetUpRank(o, comm, out)));
-  if (comm->rank() == 0) PrintStartLine(program, o, *comm, *out);
+  if (comm->rank() == 0) PrintStartLine(o, *comm, *out);
   if (!out->placement.devices.empty()) {
-    fmt::print("{}: rank {} trains on {} ({})\n", program, comm->rank(), DescribePlacement(out->placement),
+    fmt::print("{}: rank {} trains on {} ({})\n", o.program, comm->rank(), DescribePlacement(out->placement),
                CudaDeviceName(out->placement.devices.front()));
     std::fflush(stdout);
   }

@@ -47,8 +47,7 @@ Status PlanJobMemory(const TrainOptions& options, Comm* comm, JobParts* parts);
 // collective, after SetUpJob; errors are agreed on.
 Status ConnectStepCollectives(const TrainOptions& options, Comm* comm, JobParts* parts);
 
-// The output directories, the backend and the stores, after PlanJobInput. program names
-// the tool in the start-up line ("strata-train", "strata-predict").
-Status SetUpJob(const char* program, const TrainOptions& options, Comm* comm, JobParts* out);
+// The output directories, the backend and the stores, after PlanJobInput.
+Status SetUpJob(const TrainOptions& options, Comm* comm, JobParts* out);
 
 }  // namespace strata

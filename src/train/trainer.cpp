@@ -35,7 +35,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(PlanJobInput(o_, comm_, &parts_));
     STRATA_RETURN_IF_ERROR(PlanJobMemory(o_, comm_, &parts_));
     if (o_.dry_run) return Status::OK();
-    STRATA_RETURN_IF_ERROR(SetUpJob("strata-train", o_, comm_, &parts_));
+    STRATA_RETURN_IF_ERROR(SetUpJob(o_, comm_, &parts_));
     STRATA_RETURN_IF_ERROR(ConnectStepCollectives(o_, comm_, &parts_));
     exchange_ = std::make_unique<ParamExchange>(comm_, parts_.server.get());
     if (ByteAllToAll* nccl = parts_.hbm->step_transport()) exchange_->SetStepTransport(nccl);

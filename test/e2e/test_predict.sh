@@ -6,7 +6,8 @@
 # same. A schema run's checkpoint is scored with the schema it holds (the file removed), and
 # strata-inspect summary names its slots. tools/python/strata_torch.py loads both
 # checkpoints into a torch.nn.Module whose probabilities agree with strata-predict's to
-# 1e-5. Bad use: a layout unlike the model's, a rank count that does not divide W.
+# 1e-5. Bad use: a layout unlike the model's, a rank count that does not divide W, a
+# malformed row (its messages in strata-predict's name).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 PREDICT="$BUILD/strata-predict"
@@ -82,3 +83,11 @@ expect 1 "input layout \(.*s.schema\) has 5 slots and 2 dense features, the chec
 expect 1 "trained by 2 workers: run on a number of ranks that divides it \(not 3\)" \
   $MPIRUN -np 3 "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv" --out "$dir/x.tsv"
 expect 2 "\-\-out is required" "$PREDICT" --checkpoint "$dir/ck" --input "$dir/data/eval.tsv"
+# A malformed row fails the scoring (every input row gets a probability), named by file and
+# line in messages that start with strata-predict's name, not the trainer's.
+{ head -3 "$dir/data/eval.tsv"; printf '1\t2\t3\n'; } >"$dir/bad.tsv"
+expect 1 "^strata-predict: warning: malformed row skipped: .*bad.tsv:4: " \
+  "$PREDICT" --checkpoint "$dir/ck" --input "$dir/bad.tsv" --out "$dir/x.tsv"
+out=$("$PREDICT" --checkpoint "$dir/ck" --input "$dir/bad.tsv" --out "$dir/x.tsv" 2>&1) && die "a malformed row passed"
+if grep -q "strata-train" <<<"$out"; then die "strata-predict's output names strata-train: $out"; fi
+echo "ok: strata-predict's messages carry its own name"

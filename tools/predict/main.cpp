@@ -108,6 +108,7 @@ Status InputLayout(const PredictArgs& a, const ckpt::CheckpointMeta& meta, Input
 
 // The trainer's options for an evaluation-only job over the inputs with the checkpoint's model.
 Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const Comm& comm, TrainOptions* o) {
+  o->program = "strata-predict";
   o->model = meta.model;
   o->train = o->eval = a.inputs;
   o->init_from = a.checkpoint;
@@ -154,7 +155,7 @@ Status Predict(const PredictArgs& a, Comm* comm) {
   STRATA_RETURN_IF_ERROR(comm->AgreeOn(OptionsFor(a, meta, *comm, &o)));
   JobParts parts;
   STRATA_RETURN_IF_ERROR(PlanJobInput(o, comm, &parts));
-  STRATA_RETURN_IF_ERROR(SetUpJob("strata-predict", o, comm, &parts));
+  STRATA_RETURN_IF_ERROR(SetUpJob(o, comm, &parts));
   Checkpointer checkpointer(o, comm);
   TrainProgress progress;
   STRATA_RETURN_IF_ERROR(checkpointer.InitFrom(parts.server.get(), parts.hbm.get(), &progress));

@@ -30,6 +30,7 @@ struct TrainOptions {
   std::string schema_file;          // --schema: the input layout from a schema file
   int64_t max_bad_rows = 100;       // a few bad rows are normal in logs; many mean a wrong file
   // Run.
+  std::string program = "strata-train";  // the tool running the job: its messages start with it
   std::string device = "cpu";       // cpu | cuda | auto (cuda when a GPU is visible)
   int workers_per_rank = 1;         // G: GPUs, or virtual devices on the CPU backend
   std::vector<int> cuda_devices;    // each worker's CUDA device; empty: CudaDevicesFor chooses
