@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "strata/comm/wire.h"
 #include "strata/metrics/auc.h"
 #include "train/pass_pipeline.h"
@@ -27,6 +29,15 @@ Status Evaluator::PredictPass(const PassData& pass, std::vector<std::vector<floa
     }
   });
   return comm_->AgreeOn(FirstError(status));
+}
+
+// The AUC of examples of one class is undefined (ExactAuc's NaN): says why, once a job.
+void Evaluator::NoteOneClass(const std::vector<float>& labels) {
+  if (noted_one_class_) return;
+  noted_one_class_ = true;
+  const bool clicks = labels.front() > 0.5f;
+  fmt::print("{}: note: the eval AUC is undefined: all {} eval examples are {}\n", o_.program, labels.size(),
+             clicks ? "clicks (label 1)" : "non-clicks (label 0)");
 }
 
 Status Evaluator::Evaluate(EvalResult* out, bool keep_predictions) {
@@ -63,6 +74,7 @@ Status Evaluator::Evaluate(EvalResult* out, bool keep_predictions) {
   }
   out->examples = static_cast<int64_t>(p.size());
   out->auc = ExactAuc(p.data(), y.data(), p.size());
+  if (std::isnan(out->auc) && comm_->rank() == 0) NoteOneClass(y);
   out->logloss = LogLoss(p.data(), y.data(), p.size());
   if (keep_predictions) {
     out->probabilities = std::move(p);

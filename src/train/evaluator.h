@@ -2,7 +2,9 @@
 // whatever the topology. Each eval pass is pulled read-only (nothing pinned or held) and
 // loaded into the HBM-PS active tables, which it overwrites; every rank's predictions then
 // travel to every rank in global worker order. A collective on the Comm given; errors are
-// agreed on. Not thread-safe: the Train stage's thread.
+// agreed on (an eval set without one example is one). An eval set of one class, whose AUC
+// is undefined (NaN), gets a note from rank 0, once. Not thread-safe: the Train stage's
+// thread.
 #pragma once
 
 #include <vector>
@@ -39,6 +41,7 @@ class Evaluator {
   // Appends the predictions and labels of one eval pass, per local worker.
   Status PredictPass(const PassData& pass, std::vector<std::vector<float>>* probs,
                      std::vector<std::vector<float>>* labels);
+  void NoteOneClass(const std::vector<float>& labels);
 
   const TrainOptions& o_;
   const ShardPlan& plan_;
@@ -46,6 +49,7 @@ class Evaluator {
   ShardServer* server_;
   HbmPs* hbm_;
   ThreadPool* pool_;
+  bool noted_one_class_ = false;
 };
 
 }  // namespace strata

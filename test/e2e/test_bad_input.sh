@@ -30,6 +30,12 @@ expect 1 "no examples in .*blank.tsv: 3 lines read, each blank or a malformed ro
 expect 1 "no examples in .*one-bad.tsv: 1 line read" run1 --train "$dir/one-bad.tsv"
 expect 1 "no examples in .*one-bad.tsv" run2 --train "$good" --eval "$dir/one-bad.tsv" --checkpoint-dir "$dir/ckpt-bad-eval"
 ls "$dir/ckpt-bad-eval" | grep -q . || die "the checkpoint of a run whose evaluation found no examples is missing"
+# An eval set of one class is no error, but its AUC is undefined: a note says why, once.
+awk -F'\t' 'BEGIN {OFS = "\t"} {$1 = "0"; print}' "$dir/data/eval.tsv" >"$dir/no-clicks.tsv"
+expect 0 "note: the eval AUC is undefined: all 500 eval examples are non-clicks" \
+  run2 --train "$good" --eval "$dir/no-clicks.tsv" --eval-every-passes 1 --pass-examples 500
+[ "$(run2 --train "$good" --eval "$dir/no-clicks.tsv" --eval-every-passes 1 --pass-examples 500 2>&1 | grep -c "AUC is undefined")" = 1 ] \
+  || die "the note on an eval set of one class is not printed exactly once"
 expect 1 "missing.tsv" run2 --train "$dir/missing.tsv"
 expect 1 "nothing-\*.tsv" run2 --train "$dir/nothing-*.tsv"
 expect 1 "missing-eval.tsv" run1 --train "$good" --eval "$dir/missing-eval.tsv"
