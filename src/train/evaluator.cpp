@@ -1,11 +1,11 @@
 // Evaluator: read-only eval passes, predictions in global worker order, exact metrics.
 #include "train/evaluator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "strata/comm/wire.h"
 #include "strata/metrics/auc.h"
