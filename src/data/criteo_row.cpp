@@ -7,6 +7,7 @@
 
 #include "data/dense_table.h"
 #include "data/field_quote.h"
+#include "data/label_field.h"
 #include "strata/common/partition.h"
 
 namespace strata {
@@ -137,16 +138,15 @@ bool ParseCriteoRow(std::string_view line, const TsvSchema& schema, Batch* out, 
   FieldCursor fields(line);
   std::string_view field;
   fields.Next(&field);
-  if (field != "0" && field != "1") {
-    return Fail(line, schema, "bad label " + Quoted(field) + " (must be 0 or 1)", reason);
-  }
+  float label = 0;
+  if (!ParseLabel(field, &label)) return Fail(line, schema, "bad label " + Quoted(field) + " (must be 0 or 1)", reason);
   const BatchMark mark(*out);
   std::string bad;
   if (!ParseDense(&fields, schema, out, &bad) || !ParseSlots(&fields, schema, out)) {
     mark.Rollback(out);
     return Fail(line, schema, bad, reason);
   }
-  out->labels.push_back(field == "1" ? 1.0f : 0.0f);
+  out->labels.push_back(label);
   ++out->num_examples;
   return true;
 }

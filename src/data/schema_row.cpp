@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "data/field_quote.h"
+#include "data/label_field.h"
 #include "strata/common/partition.h"
 #include "strata/data/chunk_reader.h"
 
@@ -228,12 +229,11 @@ bool ParseSchemaRow(std::string_view line, const InputSchema& schema, Batch* out
       break;
     }
     if (c.role == ColumnRole::kLabel) {
-      if (field != "0" && field != "1") {
+      if (!ParseLabel(field, &label)) {
         why = "bad label " + Quoted(field) + " in column " + c.name + " (must be 0 or 1)";
         ok = false;
         break;
       }
-      label = field == "1" ? 1.0f : 0.0f;
     } else if (!ParseFeature(field, c, out, &why)) {
       ok = false;
       break;

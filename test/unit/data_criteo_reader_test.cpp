@@ -8,6 +8,7 @@
 
 #include "data_test_files.h"
 #include "strata/common/partition.h"
+#include "data/label_field.h"
 #include "strata/data/chunk_reader.h"
 #include "strata/data/shard_plan.h"
 
@@ -176,6 +177,32 @@ TEST_CASE("data: malformed rows are skipped, counted and reported as file:line")
   REQUIRE(messages.size() == 3);
   CHECK(messages[0] == path + ":7: integer column I3 is not a number: 'x7'");
   CHECK(messages[2] == path + ":9: bad label '' (must be 0 or 1)");
+}
+
+TEST_CASE("data: a label is 0 or 1, also as a decimal whose fraction is zeros") {
+  for (const char* text : {"0", "1", "0.0", "1.0", "1.000", "0.", "1."}) {
+    float label = -1;
+    CAPTURE(text);
+    CHECK(data_internal::ParseLabel(text, &label));
+    CHECK(label == (text[0] == '1' ? 1.0f : 0.0f));
+  }
+  for (const char* text : {"", "2", "0.5", "1.01", "01", "10", "-1", "+1", "1e0", ".0", "1.0 ", "true"}) {
+    float label = -1;
+    CAPTURE(text);
+    CHECK_FALSE(data_internal::ParseLabel(text, &label));
+  }
+  TempDir dir;
+  const std::string path = dir.File("decimal.tsv");
+  test::WriteText(path, CriteoRow("1.0", Repeat("3", 13), Repeat("ab", 26)) + "\n" +
+                            CriteoRow("0.0", Repeat("3", 13), Repeat("ab", 26)) + "\n");
+  ShardPlan plan;
+  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  Batch all;
+  uint64_t bad = 0;
+  std::vector<std::string> messages;
+  REQUIRE(ReadAll(plan, 0, &all, &bad, &messages).ok());
+  CHECK(bad == 0);
+  CHECK(all.labels == std::vector<float>{1, 0});
 }
 
 TEST_CASE("data: a file that shrank after planning is an I/O error") {

@@ -232,14 +232,18 @@ TEST_CASE("schema: bad values are skipped rows reported at file:line") {
                             "r3,0,a,,2017-11-06,25,1,3\n"
                             "r4,0,a,,2017-11-06 16:00:09,cheap,1,3\n"
                             "r5,0,a,,2017-11-06 16:00:09,25,inf,3\n"
-                            "r6,0,a,,2017-11-06 16:00:09,25,1\n");
+                            "r6,0,a,,2017-11-06 16:00:09,25,1\n"
+                            "r7,0.5,a,,2017-11-06 16:00:09,25,1,3\n"
+                            "r8,1.00,a,,2017-11-06 16:00:09,25,1,3\n"
+                            "r9,0.,a,,2017-11-06 16:00:09,25,1,3\n");
   Batch b;
   OneFile file;
   REQUIRE(file.Read(path, s, &b).ok());
-  CHECK(b.num_examples == 1);
-  CHECK(file.reader->bad_rows() == 5);
+  CHECK(b.num_examples == 3);  // r1, and r8 and r9: labels written as decimals
+  CHECK(b.labels == std::vector<float>{1, 1, 0});
+  CHECK(file.reader->bad_rows() == 6);  // r2 to r7: r7's label 0.5 is neither 0 nor 1
   const std::vector<std::string>& m = file.reader->bad_row_messages();
-  REQUIRE(m.size() == 5);
+  REQUIRE(m.size() == 5);  // the first kMaxBadRowMessages
   CHECK(m[0] == path + ":3: bad label 'yes' in column clicked (must be 0 or 1)");
   CHECK(m[1] == path + ":4: column when: '2017-11-06' does not match the time format '%Y-%m-%d %H:%M:%S'");
   CHECK(m[2] == path + ":5: column price is not a finite number: 'cheap'");
