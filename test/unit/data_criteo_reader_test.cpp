@@ -54,6 +54,13 @@ Status ReadAll(const ShardPlan& plan, int worker, Batch* all, uint64_t* bad,
   return Status::OK();
 }
 
+// ReadAll of a whole file by one worker; planning and reading must succeed.
+void ReadWholeFile(const std::string& path, Batch* all, uint64_t* bad, std::vector<std::string>* messages) {
+  ShardPlan plan;
+  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(ReadAll(plan, 0, all, bad, messages).ok());
+}
+
 }  // namespace
 
 TEST_CASE("data: token hash is the hex value, else FNV-1a") {
@@ -76,12 +83,10 @@ TEST_CASE("data: reader parses known rows exactly") {
   std::string text = CriteoRow("1", ints, tokens) + "\n" + CriteoRow("0", Repeat("", 13), Repeat("", 26)) +
                      "\r\n\n" + CriteoRow("0", Repeat("2", 13), Repeat("0a", 26));  // CRLF, blank, no final \n
   test::WriteText(dir.File("rows.tsv"), text);
-  ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("rows.tsv")}, 1, &plan).ok());
   Batch all;
   uint64_t bad = 1;
   std::vector<std::string> messages;
-  REQUIRE(ReadAll(plan, 0, &all, &bad, &messages).ok());
+  ReadWholeFile(dir.File("rows.tsv"), &all, &bad, &messages);
   CHECK(bad == 0);
   REQUIRE(all.num_examples == 3);
   CHECK(all.labels == std::vector<float>{1, 0, 0});
@@ -195,12 +200,10 @@ TEST_CASE("data: a label is 0 or 1, also as a decimal whose fraction is zeros") 
   const std::string path = dir.File("decimal.tsv");
   test::WriteText(path, CriteoRow("1.0", Repeat("3", 13), Repeat("ab", 26)) + "\n" +
                             CriteoRow("0.0", Repeat("3", 13), Repeat("ab", 26)) + "\n");
-  ShardPlan plan;
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
   Batch all;
-  uint64_t bad = 0;
+  uint64_t bad = 1;
   std::vector<std::string> messages;
-  REQUIRE(ReadAll(plan, 0, &all, &bad, &messages).ok());
+  ReadWholeFile(path, &all, &bad, &messages);
   CHECK(bad == 0);
   CHECK(all.labels == std::vector<float>{1, 0});
 }
