@@ -61,6 +61,7 @@ Status LineReader::Open(const std::string& path, FileEncoding encoding, uint64_t
   pos_ = 0;
   size_ = 0;
   eof_ = false;
+  at_file_start_ = begin == 0;
   return source_.Open(path, encoding, begin, end);
 }
 
@@ -68,6 +69,7 @@ Status LineReader::OpenParquet(const std::string& path, char delimiter, uint64_t
   pos_ = 0;
   size_ = 0;
   eof_ = false;
+  at_file_start_ = false;  // printed by ParquetStream, which writes no byte order mark
   return source_.OpenParquet(path, delimiter, first_line, skipped);
 }
 
@@ -112,6 +114,11 @@ Status LineReader::Next(std::string_view* line, bool* has_line) {
     *line = std::string_view(base + pos_, len);
     pos_ = std::min(stop + 1, size_);
     *has_line = true;
+    if (at_file_start_) {
+      at_file_start_ = false;
+      constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+      if (line->starts_with(kUtf8Bom)) line->remove_prefix(kUtf8Bom.size());
+    }
     return Status::OK();
   }
 }

@@ -58,6 +58,8 @@ class LineReader {
   Status OpenParquet(const std::string& path, char delimiter, uint64_t first_line, uint64_t* skipped);
   // Sets *line to the next line, without its '\n' and without a trailing '\r', valid until
   // the next call; the last line of a file needs no '\n'. *has_line = false at the end.
+  // A file's first line comes without the UTF-8 byte order mark some editors and
+  // spreadsheets write before it.
   Status Next(std::string_view* line, bool* has_line);
 
  private:
@@ -68,6 +70,7 @@ class LineReader {
   size_t pos_ = 0;   // first unread byte in buffer_
   size_t size_ = 0;  // bytes of buffer_ holding data
   bool eof_ = false;
+  bool at_file_start_ = false;  // the next line is the file's first
 };
 
 }  // namespace strata::data_internal

@@ -6,8 +6,9 @@
 # same. A schema run's checkpoint is scored with the schema it holds (the file removed), and
 # strata-inspect summary names its slots. tools/python/strata_torch.py loads both
 # checkpoints into a torch.nn.Module whose probabilities agree with strata-predict's to
-# 1e-5. Bad use: a layout unlike the model's, a rank count that does not divide W, a
-# malformed row (its messages in strata-predict's name).
+# 1e-5, also on a CSV with a byte order mark, CRLF and decimal labels. Bad use: a layout
+# unlike the model's, a rank count that does not divide W, a malformed row (its messages
+# in strata-predict's name).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 PREDICT="$BUILD/strata-predict"
@@ -64,7 +65,13 @@ done
 echo "ok: strata-inspect summary names the slots, the mean-pooled ones and the training input"
 
 # The PyTorch loader: the same probabilities to 1e-5, for both checkpoints.
-for c in "ck data/eval.tsv p1" "ck-csv eval.csv p3"; do
+# The CSV as a spreadsheet may write it (a byte order mark, CRLF, labels as 1.0 and 0.0):
+# strata-predict and the torch loader read it as the plain one.
+{ printf '\xef\xbb\xbf'; sed -E '2,$ s/^([01]),/\1.0,/; s/$/\r/' "$dir/eval.csv"; } >"$dir/eval-exported.csv"
+run_logged "$dir/p4.log" "strata-predict on the exported CSV" "$PREDICT" --checkpoint "$dir/ck-csv" \
+  --input "$dir/eval-exported.csv" --out "$dir/p4.tsv" --threads 1
+cmp -s "$dir/p3.tsv" "$dir/p4.tsv" || die "strata-predict scores the exported CSV otherwise"
+for c in "ck data/eval.tsv p1" "ck-csv eval.csv p3" "ck-csv eval-exported.csv p3"; do
   set -- $c
   run_logged "$dir/torch-$1.log" "strata_torch.py on $1" /usr/bin/python3 tools/python/strata_torch.py \
     --checkpoint "$dir/$1" --input "$dir/$2" --out "$dir/torch-$1.tsv"

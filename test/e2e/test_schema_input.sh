@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Input schemas end to end: configs/criteo.schema trains bitwise the same model as
-# --format criteo (2 ranks); a CSV with a header, string ids and a multi-hot column trains;
+# --format criteo (2 ranks); a CSV with a header, string ids and a multi-hot column trains,
+# and the same with a byte order mark, CRLF line ends and decimal labels, bitwise;
 # a bad schema fails with exit 2 naming the schema's file and line; a file whose header
 # does not match fails before the first pass naming the file; a bad value is reported at
 # file:line.
@@ -53,6 +54,20 @@ grep -q "2 ranks x 1 workers" "$dir/csv.log" || die_with_log "$dir/csv.log" "no 
 auc=$(json_field "$dir/csv.jsonl" eval_auc)
 /usr/bin/python3 -c "import sys; sys.exit(0 if $auc > 0.6 else 1)" || die "the CSV run's eval AUC $auc is below 0.6"
 echo "ok: a CSV with a header, string ids and a multi-hot column trains to eval AUC $auc"
+
+# The same CSV as a spreadsheet or a data frame may write it: a UTF-8 byte order mark before
+# the header, CRLF line ends and labels as decimals (1.0, 0.0) train the same model.
+for f in train eval; do
+  { printf '\xef\xbb\xbf'; sed -E 's/^(row-[0-9]+,)([01]),/\1\2.0,/; s/$/\r/' "$dir/$f.csv"; } >"$dir/$f-exported.csv"
+done
+grep -q '^row-1,[01]\.0,' "$dir/train-exported.csv" || die "the exported CSV lacks decimal labels"
+run_logged "$dir/exported.log" "training on the exported CSV" $MPIRUN -np 2 "$TRAIN" "${common[@]}" \
+  --schema "$dir/ads.schema" --train "$dir/train-exported.csv" --eval "$dir/eval-exported.csv" \
+  --metrics-out "$dir/exported.jsonl"
+for f in eval_logloss eval_auc keys train_logloss; do
+  [ "$(json_field "$dir/csv.jsonl" $f)" = "$(json_field "$dir/exported.jsonl" $f)" ] || die "the exported CSV: $f differs"
+done
+echo "ok: a byte order mark, CRLF line ends and decimal labels train bitwise the same model"
 
 run() { $MPIRUN -np 2 "$TRAIN" "${common[@]}" "$@"; }
 printf 'delimiter comma\nheader yes\ncolumn row_id ignore\ncolumn label lable\n' >"$dir/typo.schema"

@@ -5,6 +5,7 @@ tools/bench/torch_reference.py."""
 import csv
 import gzip
 import math
+import re
 import sys
 
 SEPARATORS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|", "space": " ", "colon": ":"}
@@ -62,7 +63,14 @@ class Schema:
 
 
 def open_text(path):
-    return gzip.open(path, "rt") if path.endswith(".gz") else open(path, "rt")
+    """The file's text; a UTF-8 byte order mark before its first line is dropped, as strata's
+    reader drops it."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, "rt", encoding="utf-8-sig")
+
+
+LABEL = re.compile(r"[01](\.0*)?")  # 0 or 1, also as a decimal whose fraction is zeros, as strata reads it
 
 
 def split_fields(line, delimiter):
@@ -86,7 +94,7 @@ def read_rows(paths, schema):
             if (schema.header and lineno == 1) or not line:
                 continue
             fields = split_fields(line, schema.delimiter)
-            if len(fields) != width or fields[schema.label] not in ("0", "1"):
+            if len(fields) != width or not LABEL.fullmatch(fields[schema.label]):
                 sys.exit(f"{path}:{lineno}: expected a 0/1 label and {width - 1} other columns, "
                          f"got {len(fields)} fields")
             rows.append(fields)
