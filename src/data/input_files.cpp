@@ -1,4 +1,5 @@
-// Expansion of input patterns (files and globs) and gzip detection by magic bytes.
+// Expansion of input patterns (files, directories and globs) and encoding detection by
+// magic bytes.
 #include "strata/data/input_files.h"
 
 #include <fcntl.h>
@@ -6,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace strata {
 namespace {
@@ -29,6 +32,41 @@ Status CheckReadable(const std::string& path) {
   return Status::OK();
 }
 
+// A directory's data files in name order: its files (or links to files) whose names start
+// with neither '.' nor '_', so hidden files and the _SUCCESS and .crc files that Spark and
+// Hadoop write beside their part files are left out. Not recursive.
+Status DirectoryFiles(const std::string& dir, std::vector<std::string>* out) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.' || name[0] == '_') continue;
+    std::error_code kind;
+    if (it->is_regular_file(kind)) names.push_back(name);
+  }
+  if (ec) return Status::IOError("cannot list input directory " + dir + ": " + ec.message());
+  if (names.empty()) {
+    return Status::NotFound("input directory " + dir + " holds no data files (names starting with . or _ are left out)");
+  }
+  std::sort(names.begin(), names.end());
+  const std::string prefix = dir.back() == '/' ? dir : dir + "/";
+  for (const std::string& name : names) {
+    STRATA_RETURN_IF_ERROR(CheckReadable(prefix + name));
+    out->push_back(prefix + name);
+  }
+  return Status::OK();
+}
+
+// A named or matched path: a directory's data files, else the file itself.
+Status ExpandPath(const std::string& path, std::vector<std::string>* out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return DirectoryFiles(path, out);
+  STRATA_RETURN_IF_ERROR(CheckReadable(path));
+  out->push_back(path);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::string>* files) {
@@ -36,8 +74,7 @@ Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::s
   for (const std::string& pattern : patterns) {
     if (pattern.empty()) return Status::InvalidArgument("empty input file name");
     if (!HasGlobChars(pattern)) {
-      STRATA_RETURN_IF_ERROR(CheckReadable(pattern));
-      out.push_back(pattern);
+      STRATA_RETURN_IF_ERROR(ExpandPath(pattern, &out));
       continue;
     }
     glob_t g{};
@@ -52,10 +89,7 @@ Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::s
     }
     std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + g.gl_pathc);
     ::globfree(&g);
-    for (const std::string& m : matches) {
-      STRATA_RETURN_IF_ERROR(CheckReadable(m));
-      out.push_back(m);
-    }
+    for (const std::string& m : matches) STRATA_RETURN_IF_ERROR(ExpandPath(m, &out));
   }
   files->insert(files->end(), out.begin(), out.end());
   return Status::OK();

@@ -140,7 +140,11 @@ std::vector<FlagDef> DataFlags() {
   using O = TrainOptions;
   const char* data = "Data";
   return {
-      Required(PathList(Flag("train", data, "PATH...", "training inputs: files or globs, plain or gzip; repeat the flag or comma-separate"), &O::train)),
+      Required(PathList(Flag("train", data, "PATH...",
+                             "training inputs: files, directories (their files, in name order, but for names "
+                             "starting with . or _) or globs, plain, gzip or Parquet; repeat the flag or "
+                             "comma-separate"),
+                        &O::train)),
       PathList(Flag("eval", data, "PATH...", "evaluation inputs, as for --train; without them no evaluation runs"), &O::eval),
       Words(Flag("format", data, "WORD", "input format: criteo (TSV: label, 13 integers, 26 hex tokens; empty fields allowed) or parquet (Apache Parquet files, columns as --schema names them)"), &O::format, {{"criteo", "criteo"}, {"parquet", "parquet"}}),
       Text(Flag("schema", data, "FILE", "input layout from a schema file (CSV or TSV, header, column roles; see configs/*.schema), instead of --format"), &O::schema_file),

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "data_test_files.h"
@@ -149,6 +150,29 @@ TEST_CASE("data: input expansion of files and globs") {
   CHECK(encoding == FileEncoding::kGzip);
   REQUIRE(DetectEncoding(dir.File("b.tsv"), &encoding).ok());
   CHECK(encoding == FileEncoding::kPlain);
+}
+
+TEST_CASE("data: a directory stands for its data files in name order") {
+  TempDir dir;
+  const std::string out = dir.File("out");
+  std::filesystem::create_directories(out + "/nested");
+  for (const char* name : {"part-00001.tsv", "part-00000.tsv", "_SUCCESS", ".part-00000.tsv.crc", "nested/x.tsv"}) {
+    test::WriteText(out + "/" + name, "0\n");
+  }
+  std::filesystem::create_symlink(out + "/part-00000.tsv", out + "/part-00002.tsv");
+  std::vector<std::string> files;
+  REQUIRE(ExpandInputs({out, dir.File("o*/")}, &files).ok());  // named, and matched by a glob
+  const std::vector<std::string> parts = {out + "/part-00000.tsv", out + "/part-00001.tsv", out + "/part-00002.tsv"};
+  std::vector<std::string> twice = parts;
+  twice.insert(twice.end(), parts.begin(), parts.end());
+  CHECK(files == twice);
+
+  std::filesystem::create_directories(dir.File("markers"));
+  test::WriteText(dir.File("markers/_SUCCESS"), "");
+  const Status st = ExpandInputs({dir.File("markers")}, &files);
+  CHECK(st.code() == Status::Code::kNotFound);
+  CHECK(st.message().find("markers holds no data files") != std::string::npos);
+  CHECK(files == twice);  // nothing appended on an error
 }
 
 TEST_CASE("data: missing, unmatched and empty inputs give errors naming them") {

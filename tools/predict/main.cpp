@@ -40,7 +40,8 @@ PredictArgs ParseArgs(int argc, char** argv) {
   cxxopts::Options options("strata-predict", "Scores input files with a checkpoint's model.");
   options.add_options()
       ("checkpoint", "a checkpoint, or a checkpoint directory (its LATEST)", cxxopts::value<std::string>())
-      ("input", "input files (plain, gzip or Parquet), comma-separated or repeated", cxxopts::value<std::vector<std::string>>())
+      ("input", "input files, directories or globs (plain, gzip or Parquet), comma-separated or repeated",
+       cxxopts::value<std::vector<std::string>>())
       ("schema", "input layout from a schema file (default: the training run's)", cxxopts::value<std::string>())
       ("format", "criteo (the built-in layout) or parquet (Parquet files, columns as the schema names them)", cxxopts::value<std::string>())
       ("out", "output file: one probability per input row", cxxopts::value<std::string>())

@@ -13,9 +13,12 @@ namespace strata {
 
 // Appends to *files, in order, the files each pattern names: a pattern with glob
 // metacharacters (*, ?, [) expands with glob(3) to its sorted matches; any other pattern is
-// taken as a file name. Every resulting file is opened once to check it is readable.
-// Errors (nothing written to *files): a glob that matches nothing, a missing file, a file
-// that cannot be opened or is a directory; the message names the pattern or the file.
+// taken as a path. A path (named or matched) that is a directory stands for its data files
+// in name order: its files whose names start with neither '.' nor '_' (not recursive), as
+// Spark or Hadoop write part files beside _SUCCESS and .crc files. Every resulting file is
+// opened once to check it is readable. Errors (nothing written to *files): a glob that
+// matches nothing, a missing file, a directory without data files, a file that cannot be
+// opened; the message names the pattern, the directory or the file.
 // REQUIRES: files != nullptr.
 Status ExpandInputs(const std::vector<std::string>& patterns, std::vector<std::string>* files);
 
