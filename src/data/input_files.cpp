@@ -19,8 +19,8 @@ bool HasGlobChars(const std::string& s) {
   return s.find_first_of("*?[") != std::string::npos;
 }
 
-// Checks that path is a readable regular file (or something readable that is not a directory).
-Status CheckReadable(const std::string& path) {
+// Opens path once to check that it can be read; *is_dir: whether it is a directory.
+Status CheckReadable(const std::string& path, bool* is_dir) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open input file " + path, errno);
   struct stat st;
@@ -28,7 +28,7 @@ Status CheckReadable(const std::string& path) {
   int err = errno;
   ::close(fd);
   if (rc != 0) return ErrnoStatus("cannot stat input file " + path, err);
-  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument("input " + path + " is a directory");
+  *is_dir = S_ISDIR(st.st_mode);
   return Status::OK();
 }
 
@@ -52,7 +52,8 @@ Status DirectoryFiles(const std::string& dir, std::vector<std::string>* out) {
   std::sort(names.begin(), names.end());
   const std::string prefix = dir.back() == '/' ? dir : dir + "/";
   for (const std::string& name : names) {
-    STRATA_RETURN_IF_ERROR(CheckReadable(prefix + name));
+    bool is_dir = false;  // a file when listed
+    STRATA_RETURN_IF_ERROR(CheckReadable(prefix + name, &is_dir));
     out->push_back(prefix + name);
   }
   return Status::OK();
@@ -60,9 +61,9 @@ Status DirectoryFiles(const std::string& dir, std::vector<std::string>* out) {
 
 // A named or matched path: a directory's data files, else the file itself.
 Status ExpandPath(const std::string& path, std::vector<std::string>* out) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return DirectoryFiles(path, out);
-  STRATA_RETURN_IF_ERROR(CheckReadable(path));
+  bool is_dir = false;
+  STRATA_RETURN_IF_ERROR(CheckReadable(path, &is_dir));
+  if (is_dir) return DirectoryFiles(path, out);
   out->push_back(path);
   return Status::OK();
 }
