@@ -47,7 +47,9 @@ class HostHbmPs final : public HbmPs {
     }
     params_.resize(model_.num_params());
     model_.InitParams(spec_.seed, params_.data());
-    openblas_set_num_threads(gemm_threads);
+    // OpenBLAS runs only the output layer's dot products, too small to share: a second
+    // OpenBLAS thread would gain nothing and spin (sched_yield) between steps, taking a core.
+    openblas_set_num_threads(1);
   }
 
   int num_workers() const override { return static_cast<int>(workers_.size()); }
