@@ -120,19 +120,20 @@ void PassReader::AppendOncePerExample(const Batch& b, std::vector<uint64_t>* out
   }
 }
 
-// Warns about new malformed rows; past --max-bad-rows every rank fails with the same
-// message, quoting the first bad row found on the lowest rank that has one.
+// Warns about new malformed rows; past --max-bad-rows (or at the first one, when every row
+// must be scored) every rank fails with the same message, quoting the first bad row found
+// on the lowest rank that has one.
 Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
   std::string first;
   for (size_t g = 0; g < readers_.size(); ++g) {
     const auto& msgs = readers_[g]->bad_row_messages();
-    for (size_t i = warned_[g]; i < msgs.size(); ++i) {
+    for (size_t i = warned_[g]; i < msgs.size() && !o_.score_every_row; ++i) {
       fmt::print(stderr, "{}: warning: malformed row skipped: {}\n", o_.program, msgs[i]);
     }
     warned_[g] = msgs.size();
     if (first.empty() && !msgs.empty()) first = msgs.front();
   }
-  if (total_bad <= o_.max_bad_rows) return Status::OK();
+  if (total_bad <= (o_.score_every_row ? 0 : o_.max_bad_rows)) return Status::OK();
   std::vector<std::string> firsts;
   STRATA_RETURN_IF_ERROR(comm->AllGather(first, &firsts));
   for (const std::string& f : firsts) {
@@ -140,6 +141,10 @@ Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
       first = f;
       break;
     }
+  }
+  if (o_.score_every_row) {
+    return Status::InvalidArgument(fmt::format("malformed row: {} ({} in all; {} writes a probability for every "
+                                               "input row)", first, total_bad, o_.program));
   }
   return Status::InvalidArgument(fmt::format("{} malformed rows exceed --max-bad-rows {} (first: {})",
                                              total_bad, o_.max_bad_rows, first));

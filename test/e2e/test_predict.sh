@@ -93,7 +93,7 @@ expect 2 "\-\-out is required" "$PREDICT" --checkpoint "$dir/ck" --input "$dir/d
 # A malformed row fails the scoring (every input row gets a probability), named by file and
 # line in messages that start with strata-predict's name, not the trainer's.
 { head -3 "$dir/data/eval.tsv"; printf '1\t2\t3\n'; } >"$dir/bad.tsv"
-expect 1 "^strata-predict: warning: malformed row skipped: .*bad.tsv:4: " \
+expect 1 "^strata-predict: error: .*malformed row: .*bad.tsv:4: .*1 in all; strata-predict writes a probability for every input row" \
   "$PREDICT" --checkpoint "$dir/ck" --input "$dir/bad.tsv" --out "$dir/x.tsv"
 out=$("$PREDICT" --checkpoint "$dir/ck" --input "$dir/bad.tsv" --out "$dir/x.tsv" 2>&1) && die "a malformed row passed"
 if grep -q "strata-train" <<<"$out"; then die "strata-predict's output names strata-train: $out"; fi
