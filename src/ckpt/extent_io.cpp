@@ -1,5 +1,5 @@
-// ExtentFile (extent_io.h): aligned heads through O_DIRECT, the rest through the page
-// cache, each write repeated until whole.
+// ExtentFile and ExtentReader (extent_io.h): aligned heads through O_DIRECT, the rest
+// through the page cache, each transfer repeated until whole.
 #include "ckpt/extent_io.h"
 
 #include <fcntl.h>
@@ -12,6 +12,37 @@ namespace strata::ckpt {
 namespace {
 
 bool Aligned(uint64_t v) { return v % ExtentFile::kAlign == 0; }
+
+// Calls transfer(fd, done, n) for the range [0, bytes) of a transfer at file offset `at`
+// from or to memory p: the 4 KiB-aligned head through direct_fd when the offset and the
+// memory are aligned, the rest through fd.
+template <typename Transfer>
+Status SplitAligned(int fd, int direct_fd, uint64_t at, const void* p, size_t bytes, const Transfer& transfer) {
+  const bool direct = direct_fd >= 0 && Aligned(at) && Aligned(reinterpret_cast<uintptr_t>(p));
+  const size_t head = direct ? bytes / ExtentFile::kAlign * ExtentFile::kAlign : 0;
+  if (head > 0) STRATA_RETURN_IF_ERROR(transfer(direct_fd, 0, head));
+  if (head < bytes) STRATA_RETURN_IF_ERROR(transfer(fd, head, bytes - head));
+  return Status::OK();
+}
+
+// Repeats io (pread or pwrite) until `bytes` at `offset` are done; `verb` and what a
+// transfer of nothing means name the failure.
+template <typename Byte, typename Io>
+Status Whole(const std::string& path, const char* verb, const char* at_zero, Io io, int fd, Byte* data, size_t bytes,
+             uint64_t offset) {
+  while (bytes > 0) {
+    const ssize_t n = io(fd, data, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Status::IOError(path + ": " + verb + " of " + std::to_string(bytes) + " bytes at " +
+                             std::to_string(offset) + " failed: " + (n < 0 ? std::strerror(errno) : at_zero));
+    }
+    data += n;
+    bytes -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -30,18 +61,7 @@ ExtentFile::~ExtentFile() {
 }
 
 Status ExtentFile::WriteWhole(int fd, const uint8_t* data, size_t bytes, uint64_t offset) {
-  while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd, data, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return Status::IOError(path_ + ": write of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) +
-                             " failed: " + (n < 0 ? std::strerror(errno) : "no progress"));
-    }
-    data += n;
-    bytes -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::OK();
+  return Whole(path_, "write", "no progress", ::pwrite, fd, data, bytes, offset);
 }
 
 Status ExtentFile::Append(size_t e, const void* data, size_t bytes) {
@@ -51,10 +71,9 @@ Status ExtentFile::Append(size_t e, const void* data, size_t bytes) {
   }
   const auto* p = static_cast<const uint8_t*>(data);
   const uint64_t at = extents_[e].offset + done_[e];
-  const bool direct = direct_fd_ >= 0 && Aligned(at) && Aligned(reinterpret_cast<uintptr_t>(p));
-  const size_t head = direct ? bytes / kAlign * kAlign : 0;
-  if (head > 0) STRATA_RETURN_IF_ERROR(WriteWhole(direct_fd_, p, head, at));
-  if (head < bytes) STRATA_RETURN_IF_ERROR(WriteWhole(fd_, p + head, bytes - head, at + head));
+  STRATA_RETURN_IF_ERROR(SplitAligned(fd_, direct_fd_, at, p, bytes, [&](int fd, size_t done, size_t n) {
+    return WriteWhole(fd, p + done, n, at + done);
+  }));
   done_[e] += bytes;
   return Status::OK();
 }
@@ -68,6 +87,31 @@ Status ExtentFile::Finish() {
   }
   if (::fsync(fd_) != 0) return Status::IOError(path_ + ": fsync: " + std::strerror(errno));
   return Status::OK();
+}
+
+Status ExtentReader::Open(const std::string& path, std::unique_ptr<ExtentReader>* out) {
+  std::unique_ptr<ExtentReader> r(new ExtentReader(path));
+  r->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (r->fd_ < 0) return Status::IOError(path + ": cannot open for reading: " + std::strerror(errno));
+  r->direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  *out = std::move(r);
+  return Status::OK();
+}
+
+ExtentReader::~ExtentReader() {
+  if (fd_ >= 0) ::close(fd_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+}
+
+Status ExtentReader::Read(uint64_t offset, size_t bytes, void* data) const {
+  auto* p = static_cast<uint8_t*>(data);
+  return SplitAligned(fd_, direct_fd_, offset, p, bytes, [&](int fd, size_t done, size_t n) {
+    return Whole(path_, "read", "the file ends first (truncated?)", ::pread, fd, p + done, n, offset + done);
+  });
+}
+
+void ExtentReader::WillNeed(uint64_t offset, size_t bytes) const {
+  if (direct_fd_ < 0) ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
 }
 
 }  // namespace strata::ckpt

@@ -5,7 +5,10 @@
 // takes one: through the page cache, a checkpoint's copies and their write-back cost more
 // CPU than the rest of the checkpoint (and evict the training's pages); any other write,
 // through a plain descriptor. Finish checks that every extent got exactly its bytes and
-// fsyncs the file. Not thread-safe: one thread at a time.
+// fsyncs the file. ExtentReader: reads byte ranges of such a file back the same way (the
+// aligned head of an aligned range O_DIRECT, the rest through the page cache), where a
+// cold read through the page cache took more CPU than the disk took time. Neither is
+// thread-safe: one thread at a time.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +49,29 @@ class ExtentFile {
   std::string path_;
   std::vector<Extent> extents_;
   std::vector<uint64_t> done_;  // bytes written, per extent
+  int fd_ = -1;
+  int direct_fd_ = -1;  // -1 where the filesystem refuses O_DIRECT
+};
+
+class ExtentReader {
+ public:
+  static Status Open(const std::string& path, std::unique_ptr<ExtentReader>* out);
+  ~ExtentReader();
+  ExtentReader(const ExtentReader&) = delete;
+  ExtentReader& operator=(const ExtentReader&) = delete;
+
+  // Reads the file's bytes [offset, offset + bytes) into data. IOError naming the file
+  // where a read fails or the file ends first.
+  Status Read(uint64_t offset, size_t bytes, void* data) const;
+  // Announces a read of the range to the kernel's readahead, for the reads that go
+  // through the page cache (all of them where O_DIRECT is refused): ranges of several
+  // extents read side by side, which readahead would not guess, then load together.
+  void WillNeed(uint64_t offset, size_t bytes) const;
+
+ private:
+  explicit ExtentReader(std::string path) : path_(std::move(path)) {}
+
+  std::string path_;
   int fd_ = -1;
   int direct_fd_ = -1;  // -1 where the filesystem refuses O_DIRECT
 };

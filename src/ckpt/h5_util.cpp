@@ -145,6 +145,11 @@ Status Dataset::FileOffset(uint64_t* offset) const {
   return Status::OK();
 }
 
+bool Dataset::StoresMemoryBytes() const {
+  Handle file_type(H5Dget_type(ds_.get()), H5Tclose);
+  return file_type.valid() && H5Tequal(file_type.get(), type_) > 0;
+}
+
 Status Dataset::Open(hid_t loc, const std::string& name, hid_t type, uint64_t cols,
                      const std::string& where, Dataset* out) {
   out->ds_ = Handle(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);

@@ -88,6 +88,9 @@ class Dataset {
   Status ChunkOffsets(std::vector<uint64_t>* offsets) const;
   // Byte offset of a contiguous dataset's data in the file.
   Status FileOffset(uint64_t* offset) const;
+  // Whether the file holds the elements as the memory type lays them out (same type and
+  // byte order), so that its bytes may be read as they are.
+  bool StoresMemoryBytes() const;
 
  private:
   Status Select(uint64_t first, uint64_t n, Handle* file_space, Handle* mem_space) const;

@@ -1,11 +1,11 @@
 // rows-<r>.h5: writing a rank's rows from its RowStore, scanning them back in batches with
 // count and CRC checks, and loading the rows a rank owns under a new rank count. Writing
 // and scanning each run one helper thread for the file side (HDF5's copies, or the direct
-// writes of a full checkpoint's contiguous datasets) so it overlaps the row encoding and
-// the CRC on the calling thread; the calling thread joins it before returning, on every
-// path. The file's CRC32 in meta.h5 covers every byte of its
-// rows, so its datasets go without HDF5's per-chunk Fletcher32 (which took more CPU than
-// the rest of a write): a damaged row is found by the CRC once its file has been read.
+// writes and reads of a full checkpoint's contiguous datasets) so it overlaps the row
+// encoding and the CRC on the calling thread; the calling thread joins it before
+// returning, on every path. The file's CRC32 in meta.h5 covers every byte of its rows, so
+// its datasets go without HDF5's per-chunk Fletcher32 (which took more CPU than the rest
+// of a write): a damaged row is found by the CRC once its file has been read.
 #include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -290,31 +290,36 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
   return Status::OK();
 }
 
-// The columns of a full checkpoint lie in five distant extents, read a batch at a time side
-// by side, which the kernel's readahead does not follow: a batch's five ranges are
-// announced to it (POSIX_FADV_WILLNEED) before they are read, so they load together. A
-// no-op for chunked files, whose batches lie together.
-class ReadAhead {
+// A full checkpoint's columns are contiguous datasets holding the memory's bytes (ExtentFile
+// wrote them so, at 4 KiB-aligned offsets): a batch is read straight from their extents
+// (ExtentReader), without HDF5's copies or, for its aligned ranges, the page cache. The five
+// ranges of a batch lie far apart, so those that do go through the page cache are announced
+// to its readahead first. Any other file (an increment's or a delta's chunks, another
+// writer's types or user block) is read through HDF5: usable() is false.
+class RawColumns {
  public:
-  ReadAhead(hid_t file, h5::Dataset (&ds)[kColumns], const RowLayout& layout) {
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+  RawColumns(const std::string& path, hid_t file, const h5::Dataset (&ds)[kColumns], const RowLayout& layout) {
+    h5::Handle fcpl(H5Fget_create_plist(file), H5Pclose);
+    hsize_t user_block = 1;
+    if (!fcpl.valid() || H5Pget_userblock(fcpl.get(), &user_block) < 0 || user_block != 0) return;
     for (int c = 0; c < kColumns; ++c) {
-      if (ds[c].rows() == 0 || !ds[c].FileOffset(&start_[c]).ok()) return;  // chunked: nothing to do
+      if (ds[c].rows() == 0 || !ds[c].FileOffset(&start_[c]).ok() || !ds[c].StoresMemoryBytes()) return;
       row_bytes_[c] = ColumnRowBytes(c, layout);
     }
-    fd_ = *static_cast<int*>(handle);
+    if (!ExtentReader::Open(path, &reader_).ok()) reader_.reset();  // HDF5 reads it, or says why not
   }
-  void Announce(uint64_t first, uint64_t n) const {
-    if (fd_ < 0) return;
+  bool usable() const { return reader_ != nullptr; }
+  // Rows [first, first + cols->n) of every column. REQUIRES: usable().
+  Status Read(uint64_t first, Columns* cols) const {
+    for (int c = 0; c < kColumns; ++c) reader_->WillNeed(start_[c] + first * row_bytes_[c], cols->n * row_bytes_[c]);
     for (int c = 0; c < kColumns; ++c) {
-      ::posix_fadvise(fd_, static_cast<off_t>(start_[c] + first * row_bytes_[c]), static_cast<off_t>(n * row_bytes_[c]),
-                      POSIX_FADV_WILLNEED);
+      STRATA_RETURN_IF_ERROR(reader_->Read(start_[c] + first * row_bytes_[c], cols->n * row_bytes_[c], cols->data(c)));
     }
+    return Status::OK();
   }
 
  private:
-  int fd_ = -1;
+  std::unique_ptr<ExtentReader> reader_;
   uint64_t start_[kColumns] = {};
   uint64_t row_bytes_[kColumns] = {};
 };
@@ -340,11 +345,12 @@ Status ColumnsToRows(const Columns& cols, const RowLayout& layout, int ranks, in
 
 }  // namespace
 
-// Two threads share the work: a helper reads the next batch from the datasets (HDF5's
-// reads and copies, and the Fletcher32 checks of files written with them) while this one
-// CRCs, checks and hands over the current one. The sink has every row of the file before
-// its CRC is checked: a damaged file fails the scan at its end, and the caller with it (a
-// resume stops before training, a tool exits 1).
+// Two threads share the work: a helper reads the next batch from the datasets (a full
+// checkpoint's extents directly, any other file through HDF5's reads and copies and the
+// Fletcher32 checks of files written with them) while this one CRCs, checks and hands over
+// the current one. The sink has every row of the file before its CRC is checked: a damaged
+// file fails the scan at its end, and the caller with it (a resume stops before training,
+// a tool exits 1).
 Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, int file_rank,
                     const RowSink& sink) {
   assert(file_rank >= 0 && file_rank < meta.ranks);
@@ -356,11 +362,11 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
   STRATA_RETURN_IF_ERROR(OpenRankColumns(path, meta, file_rank, &file, ds));
   const uint64_t batch = BatchRows(layout.dim);
   Columns bufs[2] = {Columns(layout, std::min(batch, expect.rows)), Columns(layout, std::min(batch, expect.rows))};
-  const ReadAhead ahead(file.get(), ds, layout);
-  auto read_batch = [&ds, &expect, &ahead, batch](uint64_t first, Columns* cols) {
+  const RawColumns raw(path, file.get(), ds, layout);
+  auto read_batch = [&ds, &expect, &raw, batch](uint64_t first, Columns* cols) {
     h5::SilenceErrors();
     cols->n = std::min(batch, expect.rows - first);
-    ahead.Announce(first, cols->n);
+    if (raw.usable()) return raw.Read(first, cols);
     for (int c = 0; c < kColumns; ++c) STRATA_RETURN_IF_ERROR(ds[c].Read(first, cols->n, cols->data(c)));
     return Status::OK();
   };
