@@ -1,7 +1,7 @@
 // ssd_bench: SSD-PS against RocksDB on one workload in one run, plus the disk's own
-// sequential write bandwidth. Both stores bypass the page cache for reads (O_DIRECT for
-// SSD-PS, use_direct_reads for RocksDB); RocksDB gets a 64 MB block cache, 10-bit bloom
-// filters and no compression. Workload: --keys rows of 64 bytes loaded (synced at the
+// sequential write bandwidth (disk_bandwidth.h). Both stores bypass the page cache for
+// reads (O_DIRECT for SSD-PS, use_direct_reads for RocksDB); RocksDB gets a 64 MB block
+// cache, 10-bit bloom filters and no compression. Workload: --keys rows of 64 bytes loaded (synced at the
 // end), then rounds of one batched get of --batch distinct keys drawn Zipf(1.05) over the
 // key space (hot ranks scattered over the keys) followed by a batched put of the same keys
 // with new values and a sync (RocksDB: a WriteBatch written with sync=true). The clocks
@@ -38,6 +38,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "disk_bandwidth.h"
 #include "strata/ssd/ssd_store.h"
 
 namespace {
@@ -105,26 +106,6 @@ std::vector<uint8_t> RowsOf(const std::vector<uint64_t>& keys, uint64_t version)
   std::vector<uint8_t> rows(keys.size() * kRowBytes);
   for (size_t i = 0; i < keys.size(); ++i) FillRow(rows.data() + i * kRowBytes, keys[i], version);
   return rows;
-}
-
-// The disk's own sequential write bandwidth: O_DIRECT 4 MiB writes, then fdatasync.
-double DiskWriteBandwidth(const std::string& dir, uint64_t bytes) {
-  const std::string path = dir + "/seqwrite.tmp";
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
-  if (fd < 0) Die("open " + path + ": " + std::strerror(errno));
-  const size_t chunk = 4 << 20;
-  void* buf = std::aligned_alloc(4096, chunk);
-  std::memset(buf, 0x5A, chunk);
-  const auto t = Clock::now();
-  for (uint64_t off = 0; off < bytes; off += chunk) {
-    if (::pwrite(fd, buf, chunk, static_cast<off_t>(off)) != static_cast<ssize_t>(chunk)) Die("write " + path);
-  }
-  if (::fdatasync(fd) != 0) Die("fdatasync " + path);
-  const double secs = Since(t);
-  ::close(fd);
-  ::unlink(path.c_str());
-  std::free(buf);
-  return static_cast<double>(bytes) / secs;
 }
 
 struct Result {
@@ -289,7 +270,8 @@ int main(int argc, char** argv) {
   if (::mkdtemp(tmpl.data()) == nullptr) Die("cannot create a directory under --dir " + args["dir"].as<std::string>());
   const std::string root = tmpl;
 
-  const double disk_bw = DiskWriteBandwidth(root, std::clamp<uint64_t>(n * 84, 256ull << 20, 1ull << 30));
+  const double disk_bw =
+      strata::bench::MeasureDiskBandwidth(root + "/seq.tmp", std::clamp<uint64_t>(n * 84, 256ull << 20, 1ull << 30)).write;
 
   strata::SsdOptions o;
   o.dir = root + "/ssd";
