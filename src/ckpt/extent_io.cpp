@@ -46,18 +46,27 @@ Status Whole(const std::string& path, const char* verb, const char* at_zero, Io 
 
 }  // namespace
 
-Status ExtentFile::Create(const std::string& path, std::vector<Extent> extents, std::unique_ptr<ExtentFile>* out) {
-  std::unique_ptr<ExtentFile> f(new ExtentFile(path, std::move(extents)));
-  f->fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (f->fd_ < 0) return Status::IOError(path + ": cannot open for writing: " + std::strerror(errno));
-  f->direct_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_DIRECT);
-  *out = std::move(f);
+namespace extent_internal {
+
+Descriptors::~Descriptors() {
+  if (fd >= 0) ::close(fd);
+  if (direct_fd >= 0) ::close(direct_fd);
+}
+
+Status Descriptors::Open(const std::string& path, int flags, const char* purpose) {
+  fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(path + ": cannot open for " + purpose + ": " + std::strerror(errno));
+  direct_fd = ::open(path.c_str(), flags | O_CLOEXEC | O_DIRECT);
   return Status::OK();
 }
 
-ExtentFile::~ExtentFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (direct_fd_ >= 0) ::close(direct_fd_);
+}  // namespace extent_internal
+
+Status ExtentFile::Create(const std::string& path, std::vector<Extent> extents, std::unique_ptr<ExtentFile>* out) {
+  std::unique_ptr<ExtentFile> f(new ExtentFile(path, std::move(extents)));
+  STRATA_RETURN_IF_ERROR(f->fds_.Open(path, O_WRONLY, "writing"));
+  *out = std::move(f);
+  return Status::OK();
 }
 
 Status ExtentFile::WriteWhole(int fd, const uint8_t* data, size_t bytes, uint64_t offset) {
@@ -71,7 +80,7 @@ Status ExtentFile::Append(size_t e, const void* data, size_t bytes) {
   }
   const auto* p = static_cast<const uint8_t*>(data);
   const uint64_t at = extents_[e].offset + done_[e];
-  STRATA_RETURN_IF_ERROR(SplitAligned(fd_, direct_fd_, at, p, bytes, [&](int fd, size_t done, size_t n) {
+  STRATA_RETURN_IF_ERROR(SplitAligned(fds_.fd, fds_.direct_fd, at, p, bytes, [&](int fd, size_t done, size_t n) {
     return WriteWhole(fd, p + done, n, at + done);
   }));
   done_[e] += bytes;
@@ -85,33 +94,26 @@ Status ExtentFile::Finish() {
                              " of its " + std::to_string(extents_[e].bytes) + " bytes");
     }
   }
-  if (::fsync(fd_) != 0) return Status::IOError(path_ + ": fsync: " + std::strerror(errno));
+  if (::fsync(fds_.fd) != 0) return Status::IOError(path_ + ": fsync: " + std::strerror(errno));
   return Status::OK();
 }
 
 Status ExtentReader::Open(const std::string& path, std::unique_ptr<ExtentReader>* out) {
   std::unique_ptr<ExtentReader> r(new ExtentReader(path));
-  r->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (r->fd_ < 0) return Status::IOError(path + ": cannot open for reading: " + std::strerror(errno));
-  r->direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  STRATA_RETURN_IF_ERROR(r->fds_.Open(path, O_RDONLY, "reading"));
   *out = std::move(r);
   return Status::OK();
 }
 
-ExtentReader::~ExtentReader() {
-  if (fd_ >= 0) ::close(fd_);
-  if (direct_fd_ >= 0) ::close(direct_fd_);
-}
-
 Status ExtentReader::Read(uint64_t offset, size_t bytes, void* data) const {
   auto* p = static_cast<uint8_t*>(data);
-  return SplitAligned(fd_, direct_fd_, offset, p, bytes, [&](int fd, size_t done, size_t n) {
+  return SplitAligned(fds_.fd, fds_.direct_fd, offset, p, bytes, [&](int fd, size_t done, size_t n) {
     return Whole(path_, "read", "the file ends first (truncated?)", ::pread, fd, p + done, n, offset + done);
   });
 }
 
 void ExtentReader::WillNeed(uint64_t offset, size_t bytes) const {
-  if (direct_fd_ < 0) ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
+  if (fds_.direct_fd < 0) ::posix_fadvise(fds_.fd, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
 }
 
 }  // namespace strata::ckpt

@@ -21,6 +21,24 @@
 
 namespace strata::ckpt {
 
+namespace extent_internal {
+
+// A file's plain descriptor and, where the filesystem takes one, its O_DIRECT descriptor
+// (-1 where not); closes both.
+struct Descriptors {
+  Descriptors() = default;
+  ~Descriptors();
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+  // IOError naming the file and `purpose` where the plain descriptor cannot be opened.
+  Status Open(const std::string& path, int flags, const char* purpose);
+
+  int fd = -1;
+  int direct_fd = -1;
+};
+
+}  // namespace extent_internal
+
 class ExtentFile {
  public:
   static constexpr size_t kAlign = 4096;
@@ -31,7 +49,6 @@ class ExtentFile {
 
   // Opens the existing file at path for writing its extents.
   static Status Create(const std::string& path, std::vector<Extent> extents, std::unique_ptr<ExtentFile>* out);
-  ~ExtentFile();
   ExtentFile(const ExtentFile&) = delete;
   ExtentFile& operator=(const ExtentFile&) = delete;
 
@@ -49,14 +66,12 @@ class ExtentFile {
   std::string path_;
   std::vector<Extent> extents_;
   std::vector<uint64_t> done_;  // bytes written, per extent
-  int fd_ = -1;
-  int direct_fd_ = -1;  // -1 where the filesystem refuses O_DIRECT
+  extent_internal::Descriptors fds_;
 };
 
 class ExtentReader {
  public:
   static Status Open(const std::string& path, std::unique_ptr<ExtentReader>* out);
-  ~ExtentReader();
   ExtentReader(const ExtentReader&) = delete;
   ExtentReader& operator=(const ExtentReader&) = delete;
 
@@ -72,8 +87,7 @@ class ExtentReader {
   explicit ExtentReader(std::string path) : path_(std::move(path)) {}
 
   std::string path_;
-  int fd_ = -1;
-  int direct_fd_ = -1;  // -1 where the filesystem refuses O_DIRECT
+  extent_internal::Descriptors fds_;
 };
 
 }  // namespace strata::ckpt
