@@ -113,7 +113,8 @@ Status ExtentReader::Read(uint64_t offset, size_t bytes, void* data) const {
 }
 
 void ExtentReader::WillNeed(uint64_t offset, size_t bytes) const {
-  if (fds_.direct_fd < 0) ::posix_fadvise(fds_.fd, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
+  if (fds_.direct_fd >= 0) return;  // O_DIRECT reads go around the page cache
+  ::posix_fadvise(fds_.fd, static_cast<off_t>(offset), static_cast<off_t>(bytes), POSIX_FADV_WILLNEED);
 }
 
 }  // namespace strata::ckpt

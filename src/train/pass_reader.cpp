@@ -127,8 +127,8 @@ Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
   std::string first;
   for (size_t g = 0; g < readers_.size(); ++g) {
     const auto& msgs = readers_[g]->bad_row_messages();
-    for (size_t i = warned_[g]; i < msgs.size() && !o_.score_every_row; ++i) {
-      fmt::print(stderr, "{}: warning: malformed row skipped: {}\n", o_.program, msgs[i]);
+    for (size_t i = warned_[g]; i < msgs.size(); ++i) {
+      if (!o_.score_every_row) fmt::print(stderr, "{}: warning: malformed row skipped: {}\n", o_.program, msgs[i]);
     }
     warned_[g] = msgs.size();
     if (first.empty() && !msgs.empty()) first = msgs.front();
