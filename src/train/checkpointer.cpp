@@ -182,7 +182,7 @@ Status Checkpointer::PublishOnRankZero(const Target& t, const std::string& tmp, 
   const std::string on = t.kind == ckpt::Kind::kIncrement ? " on " + ckpt::CheckpointName(t.base_pass)
                          : t.kind == ckpt::Kind::kDelta  ? " on pass " + std::to_string(t.base_pass)
                                                          : "";
-  fmt::print("strata-train: checkpoint {} ({}{}): {} rows, {:.2f} MB in {:.3f} s\n", t.final_name,
+  fmt::print("{}: checkpoint {} ({}{}): {} rows, {:.2f} MB in {:.3f} s\n", o_.program, t.final_name,
              ckpt::KindName(t.kind), on, rows, bytes / 1e6, watch.Seconds());
   std::fflush(stdout);
   return Status::OK();

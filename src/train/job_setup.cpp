@@ -243,9 +243,9 @@ Status ConnectStepCollectives(const TrainOptions& o, Comm* comm, JobParts* parts
   if (!UsesCuda(o) || o.collectives == "mpi" || parts->workers == 1) return Status::OK();
   STRATA_RETURN_IF_ERROR(parts->hbm->ConnectDevices(comm));
   if (comm->rank() == 0) {
-    fmt::print("strata-train: a step's sums over NCCL ({} ranks x {} workers): dense gradients summed on the GPUs, "
+    fmt::print("{}: a step's sums over NCCL ({} ranks x {} workers): dense gradients summed on the GPUs, "
                "sparse records between ranks\n",
-               comm->size(), o.workers_per_rank);
+               o.program, comm->size(), o.workers_per_rank);
     std::fflush(stdout);
   }
   return Status::OK();

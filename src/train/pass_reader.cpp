@@ -120,9 +120,9 @@ void PassReader::AppendOncePerExample(const Batch& b, std::vector<uint64_t>* out
   }
 }
 
-// Warns about new malformed rows; past --max-bad-rows (or at the first one, when every row
-// must be scored) every rank fails with the same message, quoting the first bad row found
-// on the lowest rank that has one.
+// Warns about new malformed rows (not where every row must be scored, which allows none);
+// past --max-bad-rows every rank fails with the same message, quoting the first bad row
+// found on the lowest rank that has one.
 Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
   std::string first;
   for (size_t g = 0; g < readers_.size(); ++g) {
@@ -133,7 +133,7 @@ Status PassReader::ReportBadRows(Comm* comm, int64_t total_bad) {
     warned_[g] = msgs.size();
     if (first.empty() && !msgs.empty()) first = msgs.front();
   }
-  if (total_bad <= (o_.score_every_row ? 0 : o_.max_bad_rows)) return Status::OK();
+  if (total_bad <= o_.max_bad_rows) return Status::OK();
   std::vector<std::string> firsts;
   STRATA_RETURN_IF_ERROR(comm->AllGather(first, &firsts));
   for (const std::string& f : firsts) {

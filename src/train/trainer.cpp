@@ -82,7 +82,7 @@ class Job {
     resumed_examples_ = progress_.examples;
     resumed_ = true;
     if (comm_->rank() == 0) {
-      fmt::print("strata-train: resumed after pass {} ({} examples)\n", progress_.passes, progress_.examples);
+      fmt::print("{}: resumed after pass {} ({} examples)\n", o_.program, progress_.passes, progress_.examples);
     }
     return Status::OK();
   }
@@ -91,7 +91,7 @@ class Job {
     STRATA_RETURN_IF_ERROR(checkpointer_.InitFrom(parts_.server.get(), parts_.hbm.get(), &progress_));
     resumed_examples_ = progress_.examples;
     if (comm_->rank() == 0) {
-      fmt::print("strata-train: starting from the model of {} (after pass {}) on new input\n", o_.init_from,
+      fmt::print("{}: starting from the model of {} (after pass {}) on new input\n", o_.program, o_.init_from,
                  progress_.passes);
     }
     return Status::OK();

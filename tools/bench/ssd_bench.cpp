@@ -1,10 +1,10 @@
 // ssd_bench: SSD-PS against RocksDB on one workload in one run, plus the disk's own
 // sequential write bandwidth (disk_bandwidth.h). Both stores bypass the page cache for
 // reads (O_DIRECT for SSD-PS, use_direct_reads for RocksDB); RocksDB gets a 64 MB block
-// cache, 10-bit bloom filters and no compression. Workload: --keys rows of 64 bytes loaded (synced at the
-// end), then rounds of one batched get of --batch distinct keys drawn Zipf(1.05) over the
-// key space (hot ranks scattered over the keys) followed by a batched put of the same keys
-// with new values and a sync (RocksDB: a WriteBatch written with sync=true). The clocks
+// cache, 10-bit bloom filters and no compression. Workload: --keys rows of 64 bytes loaded
+// (synced at the end), then rounds of one batched get of --batch distinct keys drawn
+// Zipf(1.05) over the key space (hot ranks scattered over the keys) followed by a batched
+// put of the same keys with new values and a sync (RocksDB: a WriteBatch written with sync=true). The clocks
 // time the stores' calls, not the making of the rows. SSD-PS writes with PutKnown, told
 // which keys it holds: by the round's get, and none while loading, as the MEM-PS tells it
 // in training (RocksDB needs no such hint: its puts are blind). Rounds run until SSD-PS's

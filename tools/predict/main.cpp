@@ -114,6 +114,7 @@ Status OptionsFor(const PredictArgs& a, const ckpt::CheckpointMeta& meta, const 
   o->train = o->eval = a.inputs;
   o->init_from = a.checkpoint;
   o->threads = a.threads;
+  o->max_bad_rows = 0;  // every row gets a probability, so none may be skipped
   o->score_every_row = true;
   o->batch_size = a.batch_size > 0 ? a.batch_size : meta.batch_size > 0 ? meta.batch_size : RecordedBatchSize(meta, o->batch_size);
   if (meta.workers % comm.size() != 0) {

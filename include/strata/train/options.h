@@ -29,8 +29,8 @@ struct TrainOptions {
   std::string format = "criteo";    // the built-in layout, unless --schema names one
   std::string schema_file;          // --schema: the input layout from a schema file
   int64_t max_bad_rows = 100;       // a few bad rows are normal in logs; many mean a wrong file
-  bool score_every_row = false;     // strata-predict: any malformed row fails the job, as its
-                                    // output has a line for every input row
+  bool score_every_row = false;     // strata-predict (max_bad_rows 0): a malformed row is an
+                                    // error, not a skipped row, as its output has a line a row
   // Run.
   std::string program = "strata-train";  // the tool running the job: its messages start with it
   std::string device = "cpu";       // cpu | cuda | auto (cuda when a GPU is visible)
