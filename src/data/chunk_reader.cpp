@@ -32,22 +32,27 @@ bool ChunkReader::ParseRow(std::string_view line, Batch* out, std::string* reaso
 ChunkReader::~ChunkReader() = default;
 
 // Opens the current piece's file at its first line (gzip: decompresses and skips to it;
-// Parquet: starts at its row group and skips to it).
+// Parquet: starts at its row group and skips to it). A gzip or Parquet stream still open on
+// an earlier line of the same file goes on to it instead: its start is the costly part.
 Status ChunkReader::OpenPiece() {
   const ShardPiece& piece = pieces_[piece_];
   const InputFile& file = plan_.files()[piece.file];
   uint64_t skipped = piece.first_line;
-  switch (file.encoding) {
-    case FileEncoding::kPlain:
-      STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding, piece.begin_byte, piece.end_byte));
-      break;
-    case FileEncoding::kGzip:
-      STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding));
-      skipped = 0;
-      break;
-    case FileEncoding::kParquet:
-      STRATA_RETURN_IF_ERROR(lines_->OpenParquet(file.path, delimiter(), piece.first_line, &skipped));
-      break;
+  if (file.encoding != FileEncoding::kPlain && stream_file_ == piece.file && stream_line_ <= piece.first_line) {
+    skipped = stream_line_;
+  } else {
+    switch (file.encoding) {
+      case FileEncoding::kPlain:
+        STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding, piece.begin_byte, piece.end_byte));
+        break;
+      case FileEncoding::kGzip:
+        STRATA_RETURN_IF_ERROR(lines_->Open(file.path, file.encoding));
+        skipped = 0;
+        break;
+      case FileEncoding::kParquet:
+        STRATA_RETURN_IF_ERROR(lines_->OpenParquet(file.path, delimiter(), piece.first_line, &skipped));
+        break;
+    }
   }
   std::string_view line;
   bool has_line = false;
@@ -55,6 +60,7 @@ Status ChunkReader::OpenPiece() {
     STRATA_RETURN_IF_ERROR(lines_->Next(&line, &has_line));
     if (!has_line) return Status::IOError("input file " + file.path + " has fewer lines than when it was planned");
   }
+  stream_file_ = piece.file;
   piece_open_ = true;
   piece_done_ = 0;
   return Status::OK();
@@ -68,6 +74,7 @@ Status ChunkReader::NextLine(std::string_view* line, bool* has_line, uint64_t* l
     if (!piece_open_) STRATA_RETURN_IF_ERROR(OpenPiece());
     const ShardPiece& piece = pieces_[piece_];
     if (piece_done_ == piece.num_lines) {
+      stream_line_ = piece.first_line + piece.num_lines;
       piece_open_ = false;
       ++piece_;
       continue;

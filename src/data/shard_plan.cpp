@@ -1,11 +1,11 @@
-// PlanShards: scans the input files (newline counts, plus line-start checkpoints for plain
-// files) and cuts the concatenated lines into per-worker pieces.
+// PlanShards: scans the input files (newline counts, plus where each stripe starts in a plain
+// file) and deals the concatenated lines' stripes out to the workers as pieces.
 #include "strata/data/shard_plan.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -21,23 +21,21 @@ using data_internal::ByteSource;
 using data_internal::kReadBufferBytes;
 using data_internal::kToEnd;
 
-// What one scan of a file learns. For a plain file, segments[i] starts at byte
-// seg_offset[i] and seg_newlines[i] newlines precede it; a final entry holds the totals.
+// What one scan of a file learns. For a plain file, stripe_start[i] is the byte offset of
+// its line first_stripe_line + i * stripe_lines: the file's lines after line 0 that start a
+// stripe of the whole input.
 struct FileScan {
   InputFile info;
-  std::vector<uint64_t> seg_offset;
-  std::vector<uint64_t> seg_newlines;
-};
+  uint64_t first_stripe_line = 0;
+  std::vector<uint64_t> stripe_start;
 
-uint64_t CountNewlines(const char* p, size_t n) {
-  uint64_t count = 0;
-  const char* end = p + n;
-  while (const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p))) {
-    ++count;
-    p = static_cast<const char*>(nl) + 1;
+  // Where local line `line` starts. REQUIRES: line is 0, info.lines, or starts a stripe.
+  uint64_t LineStart(uint64_t line, uint64_t stripe_lines) const {
+    if (line == 0) return 0;
+    if (line >= info.lines) return info.bytes;
+    return stripe_start[(line - first_stripe_line) / stripe_lines];
   }
-  return count;
-}
+};
 
 // A Parquet file's lines, read from its footer: its header line and one a row.
 Status ScanParquet(const std::string& path, InputFile* info) {
@@ -50,10 +48,31 @@ Status ScanParquet(const std::string& path, InputFile* info) {
   return Status::OK();
 }
 
-Status ScanFile(const std::string& path, std::vector<char>* buf, FileScan* scan) {
+// Counts the newlines of p[0, n), the file's bytes from `offset`, after the `*newlines`
+// before them; where the line that follows one is the next to start a stripe
+// (*next_stripe_line), notes its offset.
+void ScanNewlines(const char* p, size_t n, uint64_t offset, uint64_t stripe_lines, uint64_t* newlines,
+                  uint64_t* next_stripe_line, std::vector<uint64_t>* stripe_start) {
+  const char* begin = p;
+  const char* end = p + n;
+  while (const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p))) {
+    p = static_cast<const char*>(nl) + 1;
+    if (++*newlines == *next_stripe_line) {
+      stripe_start->push_back(offset + static_cast<uint64_t>(p - begin));
+      *next_stripe_line += stripe_lines;
+    }
+  }
+}
+
+// Scans a file whose line 0 is global line `global_first` of the input.
+Status ScanFile(const std::string& path, uint64_t global_first, uint64_t stripe_lines, std::vector<char>* buf,
+                FileScan* scan) {
   scan->info.path = path;
   STRATA_RETURN_IF_ERROR(DetectEncoding(path, &scan->info.encoding));
   if (scan->info.encoding == FileEncoding::kParquet) return ScanParquet(path, &scan->info);
+  const bool plain = scan->info.encoding == FileEncoding::kPlain;
+  scan->first_stripe_line = stripe_lines - global_first % stripe_lines;  // > 0: line 0 needs no note
+  uint64_t next_stripe_line = plain ? scan->first_stripe_line : std::numeric_limits<uint64_t>::max();
   ByteSource source;
   STRATA_RETURN_IF_ERROR(source.Open(path, scan->info.encoding, 0, kToEnd));
   uint64_t newlines = 0;
@@ -63,64 +82,48 @@ Status ScanFile(const std::string& path, std::vector<char>* buf, FileScan* scan)
     size_t got = 0;
     STRATA_RETURN_IF_ERROR(source.Read(buf->data(), buf->size(), &got));
     if (got == 0) break;
-    if (scan->info.encoding == FileEncoding::kPlain) {
-      scan->seg_offset.push_back(offset);
-      scan->seg_newlines.push_back(newlines);
-    }
-    newlines += CountNewlines(buf->data(), got);
+    ScanNewlines(buf->data(), got, offset, stripe_lines, &newlines, &next_stripe_line, &scan->stripe_start);
     offset += got;
     last = (*buf)[got - 1];
   }
-  scan->seg_offset.push_back(offset);
-  scan->seg_newlines.push_back(newlines);
   scan->info.lines = newlines + (last != '\n' ? 1 : 0);
   scan->info.bytes = offset;
   return Status::OK();
-}
-
-// Byte offset where 0-based line `line` of a scanned plain file starts; file size for
-// line == lines. Reads the one segment holding the line's preceding newline.
-Status LineStart(const FileScan& scan, uint64_t line, std::vector<char>* buf, uint64_t* offset) {
-  if (line == 0) {
-    *offset = 0;
-    return Status::OK();
-  }
-  if (line >= scan.info.lines) {
-    *offset = scan.info.bytes;
-    return Status::OK();
-  }
-  // The line starts after newline number `line` (1-based); find the segment holding it.
-  auto it = std::lower_bound(scan.seg_newlines.begin(), scan.seg_newlines.end(), line);
-  assert(it != scan.seg_newlines.begin());
-  size_t seg = static_cast<size_t>(it - scan.seg_newlines.begin()) - 1;
-  uint64_t begin = scan.seg_offset[seg];
-  uint64_t end = scan.seg_offset[seg + 1];
-  ByteSource source;
-  STRATA_RETURN_IF_ERROR(source.Open(scan.info.path, FileEncoding::kPlain, begin, end));
-  uint64_t need = line - scan.seg_newlines[seg];
-  uint64_t pos = begin;
-  for (;;) {
-    size_t got = 0;
-    STRATA_RETURN_IF_ERROR(source.Read(buf->data(), buf->size(), &got));
-    if (got == 0) break;
-    const char* p = buf->data();
-    const char* stop = p + got;
-    while (const void* nl = std::memchr(p, '\n', static_cast<size_t>(stop - p))) {
-      p = static_cast<const char*>(nl) + 1;
-      if (--need == 0) {
-        *offset = pos + static_cast<uint64_t>(p - buf->data());
-        return Status::OK();
-      }
-    }
-    pos += got;
-  }
-  return Status::IOError("input file " + scan.info.path + " changed while it was being planned");
 }
 
 std::string JoinNames(const std::vector<std::string>& files) {
   std::string out;
   for (const std::string& f : files) out += (out.empty() ? "" : ", ") + f;
   return out;
+}
+
+// The pieces of one scanned file, whose line 0 is global line `global_first`: its part of
+// each stripe, to the stripe's worker; a worker's piece that goes on where its last one in
+// the same file ended is joined to it.
+void CutFile(const FileScan& scan, uint32_t file, uint64_t global_first, uint64_t stripe_lines,
+             std::vector<std::vector<ShardPiece>>* chunks) {
+  const uint64_t workers = chunks->size();
+  const bool plain = scan.info.encoding == FileEncoding::kPlain;
+  for (uint64_t line = 0; line < scan.info.lines;) {
+    const uint64_t stripe = (global_first + line) / stripe_lines;
+    const uint64_t end = std::min(scan.info.lines, (stripe + 1) * stripe_lines - global_first);
+    std::vector<ShardPiece>& chunk = (*chunks)[stripe % workers];
+    if (!chunk.empty() && chunk.back().file == file && chunk.back().first_line + chunk.back().num_lines == line) {
+      chunk.back().num_lines += end - line;
+      if (plain) chunk.back().end_byte = scan.LineStart(end, stripe_lines);
+    } else {
+      ShardPiece piece;
+      piece.file = file;
+      piece.first_line = line;
+      piece.num_lines = end - line;
+      if (plain) {
+        piece.begin_byte = scan.LineStart(line, stripe_lines);
+        piece.end_byte = scan.LineStart(end, stripe_lines);
+      }
+      chunk.push_back(piece);
+    }
+    line = end;
+  }
 }
 
 }  // namespace
@@ -131,8 +134,9 @@ std::string DescribeInput(const ShardPlan& plan) {
     for (char c : std::filesystem::path(f.path).filename().string()) id = Mix64(id ^ static_cast<uint8_t>(c));
     id = Mix64(Mix64(id ^ f.lines) ^ f.bytes);
   }
-  return fmt::format("{} file{}, {} lines, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
-                     plan.total_lines(), id);
+  const std::string stripes = plan.num_workers() > 1 ? fmt::format(" in stripes of {}", plan.stripe_lines()) : "";
+  return fmt::format("{} file{}, {} lines{}, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
+                     plan.total_lines(), stripes, id);
 }
 
 Status NoExamplesIn(const ShardPlan& plan) {
@@ -143,51 +147,32 @@ Status NoExamplesIn(const ShardPlan& plan) {
                                              JoinNames(names), plan.total_lines(), plan.total_lines() == 1 ? "" : "s"));
 }
 
-uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker) {
-  assert(num_workers >= 1 && worker >= 0 && worker <= num_workers);
-  unsigned __int128 product = static_cast<unsigned __int128>(total_lines) * static_cast<unsigned>(worker);
-  return static_cast<uint64_t>(product / static_cast<unsigned>(num_workers));
-}
-
-Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardPlan* out) {
+Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out) {
   if (files.empty()) return Status::InvalidArgument("no input files");
   if (num_workers < 1) {
     return Status::InvalidArgument("number of workers must be >= 1, got " + std::to_string(num_workers));
   }
   std::vector<char> buf(kReadBufferBytes);
-  std::vector<FileScan> scans(files.size());
-  uint64_t total = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
-    STRATA_RETURN_IF_ERROR(ScanFile(files[i], &buf, &scans[i]));
-    total += scans[i].info.lines;
-  }
-  if (total == 0) return Status::InvalidArgument("no examples in " + JoinNames(files));
-
-  ShardPlan plan;
-  plan.total_lines_ = total;
-  for (const FileScan& s : scans) plan.files_.push_back(s.info);
-  plan.chunks_.resize(static_cast<size_t>(num_workers));
-  // Walk the files once; each worker's global range [lo, hi) intersects a run of files.
-  uint64_t file_start = 0;  // global index of the current file's line 0
-  size_t f = 0;
-  for (int w = 0; w < num_workers; ++w) {
-    uint64_t lo = ChunkBegin(total, num_workers, w);
-    uint64_t hi = ChunkBegin(total, num_workers, w + 1);
-    while (lo < hi) {
-      while (file_start + scans[f].info.lines <= lo) file_start += scans[f++].info.lines;
-      const FileScan& s = scans[f];
-      ShardPiece piece;
-      piece.file = static_cast<uint32_t>(f);
-      piece.first_line = lo - file_start;
-      piece.num_lines = std::min(hi, file_start + s.info.lines) - lo;
-      if (s.info.encoding == FileEncoding::kPlain) {
-        STRATA_RETURN_IF_ERROR(LineStart(s, piece.first_line, &buf, &piece.begin_byte));
-        STRATA_RETURN_IF_ERROR(LineStart(s, piece.first_line + piece.num_lines, &buf, &piece.end_byte));
-      }
-      plan.chunks_[static_cast<size_t>(w)].push_back(piece);
-      lo += piece.num_lines;
+  if (stripe_lines == kContiguousChunks) {
+    uint64_t total = 0;
+    for (const std::string& file : files) {
+      FileScan count;
+      STRATA_RETURN_IF_ERROR(ScanFile(file, 0, std::numeric_limits<uint64_t>::max(), &buf, &count));
+      total += count.info.lines;
     }
+    stripe_lines = std::max<uint64_t>(1, (total + static_cast<uint64_t>(num_workers) - 1) / static_cast<uint64_t>(num_workers));
   }
+  ShardPlan plan;
+  plan.stripe_lines_ = stripe_lines;
+  plan.chunks_.resize(static_cast<size_t>(num_workers));
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileScan scan;
+    STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
+    CutFile(scan, static_cast<uint32_t>(i), plan.total_lines_, stripe_lines, &plan.chunks_);
+    plan.total_lines_ += scan.info.lines;
+    plan.files_.push_back(scan.info);
+  }
+  if (plan.total_lines_ == 0) return Status::InvalidArgument("no examples in " + JoinNames(files));
   *out = std::move(plan);
   return Status::OK();
 }

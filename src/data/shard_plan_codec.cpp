@@ -8,7 +8,7 @@ namespace strata {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'S', 'P', 'L'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 class Writer {
  public:
@@ -113,6 +113,7 @@ std::string ShardPlan::Serialize() const {
   Writer w;
   for (char c : kMagic) w.Put(c);
   w.Put(kVersion);
+  w.Put(stripe_lines_);
   w.Put(static_cast<uint32_t>(files_.size()));
   for (const InputFile& f : files_) {
     w.PutBytes(f.path);
@@ -141,6 +142,8 @@ Status ShardPlan::Deserialize(const std::string& bytes, ShardPlan* out) {
   }
   if (r.Get<uint32_t>() != kVersion) return Bad("unknown version");
   ShardPlan plan;
+  plan.stripe_lines_ = r.Get<uint64_t>();
+  if (plan.stripe_lines_ == 0) return Bad("zero stripe lines");
   const uint32_t num_files = r.Get<uint32_t>();
   for (uint32_t i = 0; i < num_files && r.ok(); ++i) {
     InputFile f;

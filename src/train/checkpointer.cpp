@@ -242,7 +242,7 @@ Status Checkpointer::Load(const std::string& from, const char* flag, ShardServer
 }
 
 // Resuming continues the same run: the same W (the data position is per worker) and the
-// same --train files (the position counts their lines).
+// same --train files read in the same stripes (the position counts their lines).
 Status Checkpointer::CheckSameRun(const ckpt::CheckpointMeta& meta) const {
   const int workers = comm_->size() * o_.workers_per_rank;
   if (meta.workers != workers) {
@@ -253,8 +253,8 @@ Status Checkpointer::CheckSameRun(const ckpt::CheckpointMeta& meta) const {
   if (!meta.train_input.empty() && meta.train_input != train_input_) {
     return Status::InvalidArgument("--resume: the checkpoint was trained on --train input (" + meta.train_input +
                                    ") other than this run's (" + train_input_ +
-                                   "); its data position fits those files only. To train its model on new "
-                                   "input, start a new run with --init-from");
+                                   "); its data position fits those files, read in those stripes (--batch-size lines a worker), only. "
+                                   "To train its model on new input, start a new run with --init-from");
   }
   return Status::OK();
 }

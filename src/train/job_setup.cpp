@@ -24,8 +24,6 @@
 namespace strata {
 namespace {
 
-// Rank 0 expands the globs, plans the shards and checks the files' headers against the
-// schema; every rank receives the same plan.
 // --format parquet: every input file is Parquet.
 Status CheckAllParquet(const ShardPlan& plan) {
   for (const InputFile& f : plan.files()) {
@@ -34,14 +32,16 @@ Status CheckAllParquet(const ShardPlan& plan) {
   return Status::OK();
 }
 
-Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, const TrainOptions& o,
-                 ShardPlan* plan) {
+// Rank 0 expands the globs, plans the shards and checks the files' headers against the
+// schema; every rank receives the same plan.
+Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, uint64_t stripe_lines,
+                 const TrainOptions& o, ShardPlan* plan) {
   std::string bytes;
   Status local;
   if (comm->rank() == 0) {
     std::vector<std::string> files;
     local = ExpandInputs(patterns, &files);
-    if (local.ok()) local = PlanShards(files, workers, plan);
+    if (local.ok()) local = PlanShards(files, workers, stripe_lines, plan);
     if (local.ok() && o.format == "parquet") local = CheckAllParquet(*plan);
     if (local.ok()) local = CheckHeaders(*plan, o.input);
     if (local.ok()) bytes = plan->Serialize();
@@ -206,11 +206,14 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 
 }  // namespace
 
+// Training reads stripes of --batch-size lines, so that a step trains on consecutive lines;
+// evaluation reads contiguous chunks, so that predictions gathered in worker order are in
+// input order (strata-predict writes them so).
 Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   out->workers = comm->size() * o.workers_per_rank;
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o, &out->train_plan));
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, static_cast<uint64_t>(o.batch_size), o, &out->train_plan));
   out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, o, &out->eval_plan));
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, kContiguousChunks, o, &out->eval_plan));
   return Status::OK();
 }
 

@@ -15,7 +15,7 @@ run_logged "$dir/day1.log" "day 1" run 2 --train "$dir/day1/train.tsv" --checkpo
   --export-rows "$dir/rows1" --metrics-out "$dir/day1.jsonl"
 passes1=$(json_field "$dir/day1.jsonl" passes)
 
-expect 1 "\-\-resume: the checkpoint was trained on \-\-train input \(1 file, 12000 lines, id [0-9a-f]+\) other than this run's \(1 file, 8000 lines.*\-\-init-from" \
+expect 1 "\-\-resume: the checkpoint was trained on \-\-train input \(1 file, 12000 lines in stripes of [0-9]+, id [0-9a-f]+\) other than this run's \(1 file, 8000 lines.*\-\-init-from" \
   run 2 --train "$dir/day2/train.tsv" --checkpoint-dir "$dir/ck1" --resume
 expect 1 "cannot resume: \-\-seed 2026 in the checkpoint, 7 now" \
   run 2 --train "$dir/day1/train.tsv" --checkpoint-dir "$dir/ck1" --resume --seed 7

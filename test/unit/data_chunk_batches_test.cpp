@@ -48,7 +48,7 @@ TEST_CASE("data: NextBatches gives what repeated Next gives, on any thread count
   test::WriteText(dir.File("a.tsv"), RandomRows(3000, 1));
   test::WriteText(dir.File("b.tsv"), RandomRows(2000, 2));
   ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("a.tsv"), dir.File("b.tsv")}, 1, &plan).ok());
+  REQUIRE(PlanShards({dir.File("a.tsv"), dir.File("b.tsv")}, 1, 64, &plan).ok());
   for (int threads : {1, 3}) {
     CAPTURE(threads);
     ThreadPool pool(threads);

@@ -57,7 +57,7 @@ Status ReadAll(const ShardPlan& plan, int worker, Batch* all, uint64_t* bad,
 // ReadAll of a whole file by one worker; planning and reading must succeed.
 void ReadWholeFile(const std::string& path, Batch* all, uint64_t* bad, std::vector<std::string>* messages) {
   ShardPlan plan;
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(PlanShards({path}, 1, 64, &plan).ok());
   REQUIRE(ReadAll(plan, 0, all, bad, messages).ok());
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("data: reader batches up to max_examples and ends with an empty batch"
   for (int i = 0; i < 10; ++i) text += CriteoRow(i % 2 ? "1" : "0", Repeat("1", 13), Repeat("ab", 26)) + "\n";
   test::WriteGzip(dir.File("ten.tsv.gz"), text);
   ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("ten.tsv.gz")}, 1, &plan).ok());
+  REQUIRE(PlanShards({dir.File("ten.tsv.gz")}, 1, 64, &plan).ok());
   ChunkReader reader(plan, 0, TsvSchema{});
   Batch batch;
   std::vector<int> sizes;
@@ -161,7 +161,7 @@ TEST_CASE("data: malformed rows are skipped, counted and reported as file:line")
   test::WriteText(path, text);
 
   ShardPlan plan;
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(PlanShards({path}, 1, 64, &plan).ok());
   Batch all;
   uint64_t bad = 0;
   std::vector<std::string> messages;
@@ -176,8 +176,8 @@ TEST_CASE("data: malformed rows are skipped, counted and reported as file:line")
   CHECK(messages[4] == path + ":8: integer column I1 is not a number: '1.5'");
 
   // Split over workers, line numbers stay those of the file.
-  REQUIRE(PlanShards({path}, 3, &plan).ok());
-  REQUIRE(ReadAll(plan, 2, &all, &bad, &messages).ok());  // lines 7..10
+  REQUIRE(PlanShards({path}, 3, 3, &plan).ok());
+  REQUIRE(ReadAll(plan, 2, &all, &bad, &messages).ok());  // lines 7..9
   CHECK(bad == 3);
   REQUIRE(messages.size() == 3);
   CHECK(messages[0] == path + ":7: integer column I3 is not a number: 'x7'");
@@ -214,7 +214,7 @@ TEST_CASE("data: a file that shrank after planning is an I/O error") {
   std::string row = CriteoRow("1", Repeat("3", 13), Repeat("ab", 26)) + "\n";
   test::WriteGzip(path, row + row + row + row);
   ShardPlan plan;
-  REQUIRE(PlanShards({path}, 2, &plan).ok());
+  REQUIRE(PlanShards({path}, 2, 2, &plan).ok());
   test::WriteGzip(path, row);
   ChunkReader reader(plan, 1, TsvSchema{});
   Batch batch;
@@ -230,7 +230,7 @@ TEST_CASE("data: the real Criteo sample parses with no bad rows") {
     return;
   }
   ShardPlan plan;
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(PlanShards({path}, 1, 64, &plan).ok());
   CHECK(plan.total_lines() == 137120);
   ChunkReader reader(plan, 0, TsvSchema{});
   Batch batch;

@@ -52,7 +52,7 @@ struct OneFile {
   std::unique_ptr<ChunkReader> reader;
 
   Status Read(const std::string& path, const InputSchema& schema, Batch* batch) {
-    STRATA_RETURN_IF_ERROR(PlanShards({path}, 1, &plan));
+    STRATA_RETURN_IF_ERROR(PlanShards({path}, 1, 64, &plan));
     reader = std::make_unique<ChunkReader>(plan, 0, schema);
     return reader->Next(1000, batch);
   }
@@ -263,10 +263,10 @@ TEST_CASE("schema: a header that does not match fails the read, naming file and 
   CHECK(st.code() == Status::Code::kInvalidArgument);
   CHECK(st.message() == path + ":1: the header names column 4 'recent', the schema 'recent_ads' (t.schema:7)");
   ShardPlan plan;
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(PlanShards({path}, 1, 64, &plan).ok());
   CHECK(CheckHeaders(plan, s).message() == st.message());
   test::WriteText(path, "id,clicked,ad\n");
-  REQUIRE(PlanShards({path}, 1, &plan).ok());
+  REQUIRE(PlanShards({path}, 1, 64, &plan).ok());
   CHECK(CheckHeaders(plan, s).message() == path + ":1: the header ends before column 'recent_ads' (t.schema:7)");
 }
 

@@ -1,12 +1,14 @@
-// ShardPlan and ExpandInputs: every line read exactly once for several worker counts over
-// plain, gzip and unterminated files; plans depend only on (files, W); wire round trip;
-// clear errors for missing, unmatched and empty inputs.
+// ShardPlan and ExpandInputs: every line read exactly once, in stripes dealt out in turn,
+// for several worker counts and stripe sizes over plain, gzip and unterminated files; a
+// step's batches are one reader's consecutive lines; plans depend only on (files, W, S);
+// wire round trip; clear errors for missing, unmatched and empty inputs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <set>
+#include <memory>
+#include <numeric>
 
 #include "data_test_files.h"
 #include "strata/common/partition.h"
@@ -44,6 +46,14 @@ std::vector<std::string> MakeInputs(const TempDir& dir) {
   return {dir.File("a.tsv"), dir.File("b.tsv"), dir.File("c.tsv.gz"), dir.File("d.tsv"), dir.File("e.tsv")};
 }
 
+// The global line whose row holds `key`; -1 for none of the first 1000.
+int LineOfKey(uint64_t key) {
+  for (int g = 0; g < 1000; ++g) {
+    if (SlotKey(0, static_cast<uint64_t>(g + 1)) == key) return g;
+  }
+  return -1;
+}
+
 // Global line indices that worker w reads, in reading order.
 std::vector<int> ReadChunk(const ShardPlan& plan, int w) {
   ChunkReader reader(plan, w, kTinySchema);
@@ -52,11 +62,7 @@ std::vector<int> ReadChunk(const ShardPlan& plan, int w) {
   for (;;) {
     REQUIRE(reader.Next(3, &batch).ok());
     if (batch.num_examples == 0) break;
-    for (uint64_t key : batch.keys) {
-      for (int g = 0; g < 1000; ++g) {
-        if (SlotKey(0, static_cast<uint64_t>(g + 1)) == key) lines.push_back(g);
-      }
-    }
+    for (uint64_t key : batch.keys) lines.push_back(LineOfKey(key));
   }
   CHECK(reader.bad_rows() == 0);
   return lines;
@@ -64,36 +70,72 @@ std::vector<int> ReadChunk(const ShardPlan& plan, int w) {
 
 }  // namespace
 
-TEST_CASE("data: plan covers every line exactly once, in contiguous per-worker ranges") {
+TEST_CASE("data: plan covers every line exactly once, stripe k going to worker k mod W") {
   TempDir dir;
   std::vector<std::string> files = MakeInputs(dir);
   for (int workers : {1, 2, 3, 4, 7}) {
-    CAPTURE(workers);
-    ShardPlan plan;
-    REQUIRE(PlanShards(files, workers, &plan).ok());
-    REQUIRE(plan.total_lines() == 25);
-    REQUIRE(plan.num_workers() == workers);
-    std::vector<int> all;
-    for (int w = 0; w < workers; ++w) {
-      std::vector<int> lines = ReadChunk(plan, w);
-      int lo = static_cast<int>(25 * w / workers);
-      int hi = static_cast<int>(25 * (w + 1) / workers);
-      CHECK(plan.chunk_lines(w) == static_cast<uint64_t>(hi - lo));
-      REQUIRE(lines.size() == static_cast<size_t>(hi - lo));
-      for (int i = 0; i < hi - lo; ++i) CHECK(lines[static_cast<size_t>(i)] == lo + i);
-      all.insert(all.end(), lines.begin(), lines.end());
+    for (int stripe : {1, 3, 4, 25, 100}) {
+      CAPTURE(workers);
+      CAPTURE(stripe);
+      ShardPlan plan;
+      REQUIRE(PlanShards(files, workers, static_cast<uint64_t>(stripe), &plan).ok());
+      REQUIRE(plan.total_lines() == 25);
+      REQUIRE(plan.num_workers() == workers);
+      for (int w = 0; w < workers; ++w) {
+        std::vector<int> expected;
+        for (int g = 0; g < 25; ++g) {
+          if (g / stripe % workers == w) expected.push_back(g);
+        }
+        CHECK(plan.chunk_lines(w) == expected.size());
+        CHECK(ReadChunk(plan, w) == expected);
+      }
     }
-    std::sort(all.begin(), all.end());
-    CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
-    CHECK(all.size() == 25);
   }
+}
+
+TEST_CASE("data: contiguous chunks are stripes of ceil(N / W) lines") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  ShardPlan plan;
+  REQUIRE(PlanShards(files, 4, kContiguousChunks, &plan).ok());
+  CHECK(plan.stripe_lines() == 7);
+  std::vector<int> all;
+  for (int w = 0; w < 4; ++w) {
+    const std::vector<int> lines = ReadChunk(plan, w);
+    all.insert(all.end(), lines.begin(), lines.end());
+  }
+  std::vector<int> in_order(25);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  CHECK(all == in_order);  // worker order is input order
+}
+
+TEST_CASE("data: a step's batches, one from each worker, are one reader's consecutive lines") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  constexpr int kWorkers = 3;
+  constexpr int kBatch = 4;
+  ShardPlan plan;
+  REQUIRE(PlanShards(files, kWorkers, kBatch, &plan).ok());
+  std::vector<std::unique_ptr<ChunkReader>> readers;
+  for (int w = 0; w < kWorkers; ++w) readers.push_back(std::make_unique<ChunkReader>(plan, w, kTinySchema));
+  std::vector<int> read;
+  for (int step = 0; step < 3; ++step) {
+    for (auto& reader : readers) {
+      Batch batch;
+      REQUIRE(reader->Next(kBatch, &batch).ok());
+      for (uint64_t key : batch.keys) read.push_back(LineOfKey(key));
+    }
+  }
+  std::vector<int> in_order(25);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  CHECK(read == in_order);
 }
 
 TEST_CASE("data: plain pieces start and end on line boundaries") {
   TempDir dir;
   std::vector<std::string> files = MakeInputs(dir);
   ShardPlan plan;
-  REQUIRE(PlanShards(files, 7, &plan).ok());
+  REQUIRE(PlanShards(files, 7, 3, &plan).ok());
   CHECK(plan.files()[2].encoding == FileEncoding::kGzip);
   CHECK(plan.files()[3].encoding == FileEncoding::kGzip);  // detected by magic bytes, not by name
   CHECK(plan.files()[4].encoding == FileEncoding::kPlain);
@@ -115,13 +157,18 @@ TEST_CASE("data: plain pieces start and end on line boundaries") {
   }
 }
 
-TEST_CASE("data: plan depends only on files and W, and survives the wire") {
+TEST_CASE("data: plan depends only on files, W and S, and survives the wire") {
   TempDir dir;
   std::vector<std::string> files = MakeInputs(dir);
   ShardPlan a, b, c;
-  REQUIRE(PlanShards(files, 4, &a).ok());
-  REQUIRE(PlanShards(files, 4, &b).ok());
+  REQUIRE(PlanShards(files, 4, 3, &a).ok());
+  REQUIRE(PlanShards(files, 4, 3, &b).ok());
   CHECK(a == b);
+  REQUIRE(PlanShards(files, 4, 2, &b).ok());
+  CHECK_FALSE(a == b);
+  CHECK(DescribeInput(a).find("25 lines in stripes of 3, id ") != std::string::npos);
+  REQUIRE(PlanShards(files, 1, 3, &b).ok());
+  CHECK(DescribeInput(b).find("25 lines, id ") != std::string::npos);  // one worker: stripes change nothing
   std::string wire = a.Serialize();
   REQUIRE(ShardPlan::Deserialize(wire, &c).ok());
   CHECK(c == a);
@@ -194,14 +241,14 @@ TEST_CASE("data: missing, unmatched and empty inputs give errors naming them") {
   test::WriteText(dir.File("empty1.tsv"), "");
   test::WriteGzip(dir.File("empty2.tsv.gz"), "");
   ShardPlan plan;
-  st = PlanShards({dir.File("empty1.tsv"), dir.File("empty2.tsv.gz")}, 2, &plan);
+  st = PlanShards({dir.File("empty1.tsv"), dir.File("empty2.tsv.gz")}, 2, 8, &plan);
   CHECK(st.code() == Status::Code::kInvalidArgument);
   CHECK(st.message() == "no examples in " + dir.File("empty1.tsv") + ", " + dir.File("empty2.tsv.gz"));
 
   test::WriteText(dir.File("one.tsv"), "1\t2\t3\n");
-  CHECK(PlanShards({dir.File("one.tsv")}, 0, &plan).code() == Status::Code::kInvalidArgument);
-  CHECK(PlanShards({}, 1, &plan).code() == Status::Code::kInvalidArgument);
-  st = PlanShards({dir.File("gone.tsv")}, 1, &plan);
+  CHECK(PlanShards({dir.File("one.tsv")}, 0, 8, &plan).code() == Status::Code::kInvalidArgument);
+  CHECK(PlanShards({}, 1, 8, &plan).code() == Status::Code::kInvalidArgument);
+  st = PlanShards({dir.File("gone.tsv")}, 1, 8, &plan);
   CHECK(st.code() == Status::Code::kNotFound);
   CHECK(st.message().find("gone.tsv") != std::string::npos);
 }
@@ -210,23 +257,15 @@ TEST_CASE("data: more workers than lines leaves the extra chunks empty") {
   TempDir dir;
   test::WriteText(dir.File("two.tsv"), Rows(0, 2));
   ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("two.tsv")}, 5, &plan).ok());
+  REQUIRE(PlanShards({dir.File("two.tsv")}, 5, 1, &plan).ok());
   uint64_t lines = 0;
   for (int w = 0; w < 5; ++w) lines += plan.chunk_lines(w);
   CHECK(lines == 2);
-  CHECK(plan.chunk(0).empty());
-  ChunkReader reader(plan, 0, kTinySchema);
+  CHECK(plan.chunk(4).empty());
+  ChunkReader reader(plan, 4, kTinySchema);
   Batch batch;
   REQUIRE(reader.Next(8, &batch).ok());
   CHECK(batch.num_examples == 0);
-}
-
-TEST_CASE("data: ChunkBegin splits evenly without overflow") {
-  CHECK(ChunkBegin(25, 7, 0) == 0);
-  CHECK(ChunkBegin(25, 7, 3) == 10);
-  CHECK(ChunkBegin(25, 7, 7) == 25);
-  const uint64_t huge = uint64_t{1} << 62;
-  CHECK(ChunkBegin(huge, 1000, 999) == huge / 1000 * 999 + (huge % 1000) * 999 / 1000);
 }
 
 }  // namespace strata

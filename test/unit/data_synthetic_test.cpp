@@ -67,7 +67,7 @@ TEST_CASE("data: datagen output parses cleanly and carries signal") {
   CHECK(json.find("\"eval_rows\":2000,\"train_rows\":3000,\"seed\":7") != std::string::npos);
 
   ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("train.tsv"), dir.File("eval.tsv")}, 2, &plan).ok());
+  REQUIRE(PlanShards({dir.File("train.tsv"), dir.File("eval.tsv")}, 2, 512, &plan).ok());
   CHECK(plan.total_lines() == 5000);
   uint64_t examples = 0, keys = 0, clicks = 0, wrong_slot = 0;
   for (int w = 0; w < 2; ++w) {

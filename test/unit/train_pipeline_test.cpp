@@ -120,7 +120,7 @@ TEST_CASE("pipeline: with one rank, threaded stages stage the same passes and ro
   test::WriteText(dir.File("train.tsv"), CriteoRows(300));
   const TrainOptions o = SmallOptions();
   ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, &plan).ok());
+  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
   const std::vector<SeenPass> sequential = RunPipeline(o, plan, false);
   const std::vector<SeenPass> threaded = RunPipeline(o, plan, true);
   CHECK(sequential.size() == 10);  // 300 rows in passes of 64, twice
@@ -145,7 +145,7 @@ TEST_CASE("pipeline: the passes the key sample read are training's first, not re
     const std::string file = dir.File(fmt::format("train-{}.tsv", rows));
     test::WriteText(file, CriteoRows(rows));
     ShardPlan plan;
-    REQUIRE(PlanShards({file}, o.workers_per_rank, &plan).ok());
+    REQUIRE(PlanShards({file}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
     const std::vector<SeenPass> read_here = RunPipeline(o, plan, false);
     for (const bool threaded : {false, true}) {
       CAPTURE(threaded);

@@ -30,7 +30,7 @@ Status ReadTrace(const std::vector<std::string>& patterns, int pass_examples, bo
   std::vector<std::string> files;
   STRATA_RETURN_IF_ERROR(strata::ExpandInputs(patterns, &files));
   strata::ShardPlan plan;
-  STRATA_RETURN_IF_ERROR(strata::PlanShards(files, 1, &plan));
+  STRATA_RETURN_IF_ERROR(strata::PlanShards(files, 1, static_cast<uint64_t>(pass_examples), &plan));
   strata::TsvSchema schema;
   strata::ChunkReader reader(plan, 0, schema);
   strata::KeyTraceBuilder builder(per_example);

@@ -96,6 +96,8 @@ class ChunkReader {
   size_t piece_ = 0;           // index of the current piece
   bool piece_open_ = false;
   uint64_t piece_done_ = 0;    // lines of the current piece consumed
+  uint32_t stream_file_ = UINT32_MAX;  // the file lines_ reads (UINT32_MAX: none yet)
+  uint64_t stream_line_ = 0;   // the file's line lines_ is at, once a piece of it is done
   uint64_t bad_rows_ = 0;
   std::vector<std::string> bad_row_messages_;
   uint64_t lines_read_ = 0;

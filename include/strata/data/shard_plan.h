@@ -1,10 +1,14 @@
 // ShardPlan: the deterministic split of a job's input into one chunk per worker.
-// The input is the logical concatenation of all files' lines (N lines in all); worker w of W
-// reads global lines [w*N/W, (w+1)*N/W), so every line is read exactly once across the job,
-// chunks differ by at most one line, and the split depends only on the files and W, never
-// on how W workers are spread over ranks and devices. Rank 0 plans (it scans every file
-// once), serializes the plan and broadcasts it, so all ranks read the same boundaries.
-// A ShardPlan is an immutable value once built; const methods are safe from any thread.
+// The input is the logical concatenation of all files' lines (N lines in all), cut into
+// stripes of S lines (S = --batch-size, the examples a worker reads a step); stripe k goes to
+// worker k mod W. So every line is read exactly once across the job, and a step's W batches
+// are W consecutive stripes: the job reads its input in the file's order, as one reader
+// would, and a time-ordered log trains from its oldest rows to its newest whatever W is
+// (blank and malformed lines aside). Chunks differ by at most S lines, and the split depends
+// only on the files, W and S, never on how W workers are spread over ranks and devices.
+// Rank 0 plans (it scans every file once), serializes the plan and broadcasts it, so all
+// ranks read the same boundaries. A ShardPlan is an immutable value once built; const
+// methods are safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -33,14 +37,17 @@ struct InputFile {
   bool operator==(const InputFile&) const = default;
 };
 
-// One contiguous run of lines of one file that belongs to one worker.
+// One contiguous run of lines of one file that belongs to one worker: a stripe, the part of
+// a stripe in one file, or (W = 1) adjacent stripes of one file joined.
 struct ShardPiece {
   uint32_t file = 0;        // index into ShardPlan::files()
   uint64_t first_line = 0;  // 0-based line index within the file
   uint64_t num_lines = 0;   // >= 1
   // Plain files: [begin_byte, end_byte) holds exactly these lines (aligned to line starts).
   // Gzip and Parquet files: both 0; the reader starts at line 0 and skips first_line lines
-  // (Parquet: it decodes only the row groups from the one holding first_line on).
+  // (Parquet: it decodes only the row groups from the one holding first_line on), and goes
+  // on in the same stream to the worker's next piece of the file: each worker decompresses
+  // or decodes all of a gzip or Parquet file and parses only its own stripes.
   uint64_t begin_byte = 0;
   uint64_t end_byte = 0;
 
@@ -51,13 +58,14 @@ class ShardPlan {
  public:
   const std::vector<InputFile>& files() const { return files_; }
   int num_workers() const { return static_cast<int>(chunks_.size()); }
+  uint64_t stripe_lines() const { return stripe_lines_; }
   // REQUIRES: 0 <= worker < num_workers(). Pieces in file order; empty when N < W.
   const std::vector<ShardPiece>& chunk(int worker) const { return chunks_[worker]; }
   uint64_t chunk_lines(int worker) const;
   uint64_t total_lines() const { return total_lines_; }
 
   // Byte string for MPI_Bcast; Deserialize(Serialize()) gives an equal plan.
-  //   "SSPL" magic | u32 version=1 | u32 num_files | per file: u32 path_len, path bytes,
+  //   "SSPL" magic | u32 version=2 | u64 stripe_lines | u32 num_files | per file: u32 path_len, path bytes,
   //   u8 encoding, u64 lines, u64 bytes | u32 num_workers | per worker: u32 num_pieces, per
   //   piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte, u64 end_byte
   // (little-endian, no padding). Deserialize checks sizes, indices and line totals and
@@ -68,30 +76,34 @@ class ShardPlan {
   bool operator==(const ShardPlan&) const = default;
 
  private:
-  friend Status PlanShards(const std::vector<std::string>&, int, ShardPlan*);
+  friend Status PlanShards(const std::vector<std::string>&, int, uint64_t, ShardPlan*);
 
   std::vector<InputFile> files_;
+  uint64_t stripe_lines_ = 1;
   std::vector<std::vector<ShardPiece>> chunks_;
   uint64_t total_lines_ = 0;
 };
 
-// Scans every file once (a memchr newline count; gzip files are decompressed; Parquet files
-// give their row count from their footer) and splits
-// their N lines into num_workers chunks as described above. Blank lines count as lines (the
-// reader skips them). Errors: no files, num_workers < 1, an unreadable or corrupt file, or
-// N == 0 ("no examples in <files>").
-Status PlanShards(const std::vector<std::string>& files, int num_workers, ShardPlan* out);
+// PlanShards' stripe_lines for one contiguous chunk a worker: stripes of ceil(N / W) lines.
+inline constexpr uint64_t kContiguousChunks = 0;
+
+// Scans every file once (a memchr newline count that notes where each stripe starts in a
+// plain file; gzip files are decompressed; Parquet files give their row count from their
+// footer) and splits their N lines into num_workers chunks of stripes of stripe_lines as
+// described above; kContiguousChunks counts the lines first, in a scan of its own. Blank
+// lines count as lines (the reader skips them). Errors: no files, num_workers < 1, an
+// unreadable or corrupt file, or N == 0 ("no examples in <files>").
+Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out);
 
 // The error of a read of the plan's files that found lines but not one example: every
 // line blank, or a malformed row skipped under --max-bad-rows. Names the files.
 Status NoExamplesIn(const ShardPlan& plan);
 
-// What a plan reads, as one short line for checkpoints: "3 files, 60000 lines, id <hex>".
-// The id hashes each file's name without its directory (a staged copy elsewhere matches),
-// its line count and its size, in order: a changed, added or reordered file changes it.
+// What a plan reads, as one short line for checkpoints: "3 files, 60000 lines in stripes of
+// 4096, id <hex>" (the stripes named where there are several workers, since only then do
+// they decide which lines a worker's data position counts). The id hashes each file's name without its directory (a staged copy
+// elsewhere matches), its line count and its size, in order: a changed, added or reordered
+// file changes it.
 std::string DescribeInput(const ShardPlan& plan);
-
-// The first global line of worker w's chunk: w * total / workers, without overflow.
-uint64_t ChunkBegin(uint64_t total_lines, int num_workers, int worker);
 
 }  // namespace strata
