@@ -206,12 +206,13 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 
 }  // namespace
 
-// Training reads stripes of --batch-size lines, so that a step trains on consecutive lines;
-// evaluation reads contiguous chunks, so that predictions gathered in worker order are in
-// input order (strata-predict writes them so).
+// Training reads stripes of --batch-size lines, so that a step trains on consecutive lines
+// (--worker-input parts: contiguous parts); evaluation reads contiguous parts, so that
+// predictions gathered in worker order are in input order (strata-predict writes them so).
 Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   out->workers = comm->size() * o.workers_per_rank;
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, static_cast<uint64_t>(o.batch_size), o, &out->train_plan));
+  const uint64_t train_stripe = o.worker_stripes ? static_cast<uint64_t>(o.batch_size) : kContiguousChunks;
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, train_stripe, o, &out->train_plan));
   out->has_eval = !o.eval.empty();
   if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, kContiguousChunks, o, &out->eval_plan));
   return Status::OK();

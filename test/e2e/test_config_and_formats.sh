@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The command line wins over --config; --help lists every flag with its default; a .gz copy
-# of the input, and a directory of its part files, train to bit-identical metrics; the JSONL
-# ends with the final record.
+# of the input, and a directory of its part files, train to bit-identical metrics, with
+# either --worker-input; the JSONL ends with the final record.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 dir=$(scratch); trap 'rm -rf "$dir"' EXIT
@@ -24,6 +24,23 @@ a=$(json_field "$dir/plain.jsonl" eval_logloss); b=$(json_field "$dir/gz.jsonl" 
 steps=$(json_field "$dir/plain.jsonl" steps)
 [ "$steps" -eq $(( (8000 + 255) / 256 )) ] || die "steps $steps: config epochs 3 should lose to --epochs 1"
 echo "plain and gz agree bitwise: $a; $steps steps"
+
+# --worker-input parts: each worker one contiguous part, on a plain file as on its .gz; a
+# model other than the stripes' on 2 workers, the same on one.
+for input in train.tsv train.tsv.gz; do
+  $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags --batch-size 128 --worker-input parts \
+    --train "$dir/data/$input" --eval "$dir/data/eval.tsv" --metrics-out "$dir/parts-$input.jsonl" >/dev/null
+done
+p=$(json_field "$dir/parts-train.tsv.jsonl" eval_logloss)
+[ "$p" = "$(json_field "$dir/parts-train.tsv.gz.jsonl" eval_logloss)" ] || die "--worker-input parts: plain and gz differ"
+[ "$p" != "$a" ] || die "--worker-input parts trained the stripes' model"
+for split in stripes parts; do
+  $MPIRUN -np 1 "$TRAIN" --config configs/tiny.flags --batch-size 128 --worker-input $split \
+    --train "$dir/data/train.tsv" --eval "$dir/data/eval.tsv" --metrics-out "$dir/one-$split.jsonl" >/dev/null
+done
+[ "$(json_field "$dir/one-stripes.jsonl" eval_logloss)" = "$(json_field "$dir/one-parts.jsonl" eval_logloss)" ] \
+  || die "one worker: --worker-input parts and stripes differ"
+echo "--worker-input parts: plain and gz agree bitwise ($p), unlike stripes on 2 workers; alike on one"
 
 # A directory as Spark writes one (part files beside _SUCCESS and .crc files) trains as its
 # part files named in order; the split of the rows between files does not change the model.

@@ -4,7 +4,8 @@
 // worker k mod W. So every line is read exactly once across the job, and a step's W batches
 // are W consecutive stripes: the job reads its input in the file's order, as one reader
 // would, and a time-ordered log trains from its oldest rows to its newest whatever W is
-// (blank and malformed lines aside). Chunks differ by at most S lines, and the split depends
+// (blank and malformed lines aside). Stripes of ceil(N / W) lines (kContiguousChunks) give
+// each worker one contiguous part instead (evaluation; --worker-input parts). Chunks differ by at most S lines, and the split depends
 // only on the files, W and S, never on how W workers are spread over ranks and devices.
 // Rank 0 plans (it scans every file once), serializes the plan and broadcasts it, so all
 // ranks read the same boundaries. A ShardPlan is an immutable value once built; const
