@@ -15,6 +15,12 @@ struct ChunkReader::LineBlock {
   std::vector<uint64_t> line_no;
   std::vector<uint32_t> piece;
   size_t size() const { return begin.size(); }
+  void Clear() {
+    text.clear();
+    begin.clear();
+    line_no.clear();
+    piece.clear();
+  }
   std::string_view line(size_t i) const {
     const size_t end = i + 1 < begin.size() ? begin[i + 1] : text.size();
     return std::string_view(text).substr(begin[i], end - begin[i]);
@@ -86,10 +92,11 @@ Status ChunkReader::NextBatches(int max_examples, int max_batches, ThreadPool* p
   const int64_t want = static_cast<int64_t>(max_examples) * max_batches;
   std::vector<ParsedGroup> groups;
   int64_t have = 0;
+  LineBlock block;  // one for every round: its memory is reused, not faulted in again
   for (bool ended = false; have < want && !ended;) {
     // Only as many lines as rows are missing (the lines read are those Next would read),
     // and at most kRoundRows at a time, so the raw text held beside the batches stays small.
-    LineBlock block;
+    block.Clear();
     STRATA_RETURN_IF_ERROR(GatherLines(std::min(want - have, std::max<int64_t>(kRoundRows, max_examples)), &block, &ended));
     const size_t first = groups.size(), n = block.size(), per = static_cast<size_t>(max_examples);
     groups.resize(first + (n + per - 1) / per);
@@ -101,11 +108,7 @@ Status ChunkReader::NextBatches(int max_examples, int max_batches, ThreadPool* p
         if (!ParseRow(block.line(i), &pg.rows, &reason)) pg.bad.emplace_back(i, reason);
       }
     };
-    if (pool != nullptr) {
-      pool->ParallelFor(groups.size() - first, parse);
-    } else {
-      for (size_t g = 0; g < groups.size() - first; ++g) parse(g);
-    }
+    ParallelFor(pool, groups.size() - first, parse);
     for (size_t g = first; g < groups.size(); ++g) {
       for (const auto& [i, reason] : groups[g].bad) {
         NoteBadRow(plan_.files()[pieces_[block.piece[i]].file].path, block.line_no[i], reason);

@@ -34,17 +34,42 @@ size_t DistinctInPlace(uint64_t* first, uint64_t* last, uint32_t* runs) {
   return found.size();
 }
 
+constexpr int kBuckets = 256;
+using BucketCounts = std::array<size_t, kBuckets>;
+
+// keys bucketed by their top byte into *bucketed, each bucket's keys in input order; *start
+// gets where each bucket begins (and, last, the end). The keys are cut into parts that count
+// their buckets and then scatter, each from its own offsets, side by side.
+void BucketByTopByte(const std::vector<uint64_t>& keys, ThreadPool* pool, std::vector<uint64_t>* bucketed,
+                     std::array<size_t, kBuckets + 1>* start) {
+  constexpr size_t kKeysAPart = size_t{1} << 18;
+  const size_t n = keys.size();
+  const size_t parts = std::max<size_t>(1, (n + kKeysAPart - 1) / kKeysAPart);
+  const auto range = [&](size_t p) { return std::pair{n * p / parts, n * (p + 1) / parts}; };
+  std::vector<BucketCounts> at(parts, BucketCounts{});  // a part's counts, then its next slots
+  ParallelFor(pool, parts, [&](size_t p) {
+    const auto [begin, end] = range(p);
+    for (size_t i = begin; i < end; ++i) ++at[p][keys[i] >> 56];
+  });
+  size_t offset = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    (*start)[b] = offset;
+    for (BucketCounts& part : at) offset += std::exchange(part[b], offset);
+  }
+  (*start)[kBuckets] = offset;
+  bucketed->resize(n);
+  ParallelFor(pool, parts, [&](size_t p) {
+    const auto [begin, end] = range(p);
+    for (size_t i = begin; i < end; ++i) (*bucketed)[at[p][keys[i] >> 56]++] = keys[i];
+  });
+}
+
 }  // namespace
 
 void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, ThreadPool* pool) {
-  constexpr int kBuckets = 256;
-  std::array<size_t, kBuckets + 1> start{};
-  for (uint64_t k : *keys) ++start[(k >> 56) + 1];
-  for (int b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
-  std::vector<uint64_t> bucketed(keys->size());
-  std::array<size_t, kBuckets> fill;
-  std::copy(start.begin(), start.end() - 1, fill.begin());
-  for (uint64_t k : *keys) bucketed[fill[k >> 56]++] = k;
+  std::array<size_t, kBuckets + 1> start;
+  std::vector<uint64_t> bucketed;
+  BucketByTopByte(*keys, pool, &bucketed, &start);
 
   // Each bucket in place: its distinct keys at its front, their counts beside them.
   std::vector<uint32_t> runs(counts != nullptr ? keys->size() : 0);
@@ -53,11 +78,7 @@ void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, Th
     distinct[b] = DistinctInPlace(bucketed.data() + start[b], bucketed.data() + start[b + 1],
                                   counts != nullptr ? runs.data() + start[b] : nullptr);
   };
-  if (pool != nullptr && pool->size() > 1) {
-    pool->ParallelFor(kBuckets, sort_bucket);
-  } else {
-    for (size_t b = 0; b < kBuckets; ++b) sort_bucket(b);
-  }
+  ParallelFor(pool, kBuckets, sort_bucket);
 
   keys->clear();
   if (counts != nullptr) counts->clear();

@@ -36,11 +36,7 @@ Status PassReader::ReadBatches(int64_t steps_per_pass, PassData* out, int64_t co
   const auto read_worker = [&](size_t g) {
     status[g] = readers_[g]->NextBatches(o_.batch_size, batches, by_worker ? nullptr : pool_.get(), &out->batches[g]);
   };
-  if (by_worker) {
-    pool_->ParallelFor(readers_.size(), read_worker);
-  } else {
-    for (size_t g = 0; g < readers_.size(); ++g) read_worker(g);
-  }
+  ParallelFor(by_worker ? pool_.get() : nullptr, readers_.size(), read_worker);
   counts[0] = counts[1] = 0;
   for (size_t g = 0; g < readers_.size(); ++g) {
     STRATA_RETURN_IF_ERROR(status[g]);  // the first failing worker's error
@@ -87,22 +83,27 @@ void PassReader::Read(Comm* comm, PassData* out) {
 }
 
 // The pass's working set: the distinct keys of its batches, sorted; with admission, the
-// number of examples holding each (a key repeated in one example counts once).
+// number of examples holding each (a key repeated in one example counts once). Without
+// admission the batches' keys are copied side by side, each to its own place.
 void PassReader::CollectKeys(PassData* pass) const {
   const bool count = o_.model.admit_min_count > 0;
+  std::vector<const Batch*> batches;
+  std::vector<size_t> at;  // where each batch's keys go
   size_t total = 0;
   for (const auto& worker : pass->batches) {
-    for (const Batch& b : worker) total += b.keys.size();
-  }
-  pass->keys.reserve(total);
-  for (const auto& worker : pass->batches) {
     for (const Batch& b : worker) {
-      if (count) {
-        AppendOncePerExample(b, &pass->keys);
-      } else {
-        pass->keys.insert(pass->keys.end(), b.keys.begin(), b.keys.end());
-      }
+      batches.push_back(&b);
+      at.push_back(total);
+      total += b.keys.size();
     }
+  }
+  if (count) {
+    pass->keys.reserve(total);
+    for (const Batch* b : batches) AppendOncePerExample(*b, &pass->keys);
+  } else {
+    pass->keys.resize(total);
+    ParallelFor(pool_.get(), batches.size(),
+                [&](size_t i) { std::copy(batches[i]->keys.begin(), batches[i]->keys.end(), pass->keys.begin() + at[i]); });
   }
   SortDistinct(&pass->keys, count ? &pass->key_examples : nullptr, pool_.get());
 }

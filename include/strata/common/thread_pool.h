@@ -39,4 +39,8 @@ class ThreadPool {
   bool stop_ = false;
 };
 
+// Runs body(i) for i in [0, n) on pool's threads, or in order on the calling thread when
+// pool is null.
+void ParallelFor(ThreadPool* pool, size_t n, const std::function<void(size_t)>& body);
+
 }  // namespace strata
