@@ -3,9 +3,9 @@
 // examples holds 3.4M keys; sorting them in one array was the largest single cost of the
 // Read stage. Keys are first bucketed by their top byte (the slot: strata/common/partition.h
 // SlotKey), parts of them side by side; each bucket's keys are counted in a hash table and
-// only its distinct keys sorted, buckets on the pool's threads when one is given. The result is exactly std::sort + std::unique (and run lengths) of the
-// input, whatever the threads. Thread safety: the caller owns the vectors; pool runs one
-// ParallelFor at a time.
+// only its distinct keys sorted, buckets on the pool's threads when one is given. The
+// result is exactly std::sort + std::unique (and run lengths) of the input, whatever the
+// threads. Thread safety: the caller owns the vectors; pool runs one ParallelFor at a time.
 #pragma once
 
 #include <cstdint>

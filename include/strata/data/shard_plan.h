@@ -5,11 +5,13 @@
 // are W consecutive stripes: the job reads its input in the file's order, as one reader
 // would, and a time-ordered log trains from its oldest rows to its newest whatever W is
 // (blank and malformed lines aside). Stripes of ceil(N / W) lines (kContiguousChunks) give
-// each worker one contiguous part instead (evaluation; --worker-input parts). Chunks differ by at most S lines, and the split depends
-// only on the files, W and S, never on how W workers are spread over ranks and devices.
-// Rank 0 plans (it scans every file once), serializes the plan and broadcasts it, so all
-// ranks read the same boundaries. A ShardPlan is an immutable value once built; const
-// methods are safe from any thread.
+// each worker one contiguous part instead (evaluation; --worker-input parts). Chunks differ
+// by at most one stripe, and the split depends only on the files, W and S, never on how W
+// workers are spread over ranks and devices. Rank 0 plans (it scans every file once),
+// serializes the plan and broadcasts it, so all ranks read the same boundaries; the plan
+// holds a piece a stripe (36 bytes on the wire: 36 MB for a billion lines in stripes of
+// 1024). A ShardPlan is an immutable value once built; const methods are safe from any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -66,9 +68,10 @@ class ShardPlan {
   uint64_t total_lines() const { return total_lines_; }
 
   // Byte string for MPI_Bcast; Deserialize(Serialize()) gives an equal plan.
-  //   "SSPL" magic | u32 version=2 | u64 stripe_lines | u32 num_files | per file: u32 path_len, path bytes,
-  //   u8 encoding, u64 lines, u64 bytes | u32 num_workers | per worker: u32 num_pieces, per
-  //   piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte, u64 end_byte
+  //   "SSPL" magic | u32 version=2 | u64 stripe_lines | u32 num_files | per file: u32
+  //   path_len, path bytes, u8 encoding, u64 lines, u64 bytes | u32 num_workers | per worker:
+  //   u32 num_pieces, per piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte,
+  //   u64 end_byte
   // (little-endian, no padding). Deserialize checks sizes, indices and line totals and
   // returns Corruption on any mismatch.
   std::string Serialize() const;
@@ -102,9 +105,9 @@ Status NoExamplesIn(const ShardPlan& plan);
 
 // What a plan reads, as one short line for checkpoints: "3 files, 60000 lines in stripes of
 // 4096, id <hex>" (the stripes named where there are several workers, since only then do
-// they decide which lines a worker's data position counts). The id hashes each file's name without its directory (a staged copy
-// elsewhere matches), its line count and its size, in order: a changed, added or reordered
-// file changes it.
+// they decide which lines a worker's data position counts). The id hashes each file's name
+// without its directory (a staged copy elsewhere matches), its line count and its size, in
+// order: a changed, added or reordered file changes it.
 std::string DescribeInput(const ShardPlan& plan);
 
 }  // namespace strata
