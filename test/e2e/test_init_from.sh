@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Resume continues the same run only: another --train input or another --seed is refused
-# with a message naming the flag. --init-from starts a new run from a checkpoint's model
+# Resume continues the same run only: another --train input, another --batch-size (the
+# stripes the workers read) or another --seed is refused with a message naming the flag. --init-from starts a new run from a checkpoint's model
 # on new input, on another topology: every row of the model carries over, pass numbers go
 # on, and with --resume=auto a requeued job continues its own checkpoints instead.
 set -euo pipefail
@@ -17,6 +17,8 @@ passes1=$(json_field "$dir/day1.jsonl" passes)
 
 expect 1 "\-\-resume: the checkpoint was trained on \-\-train input \(1 file, 12000 lines in stripes of [0-9]+, id [0-9a-f]+\) other than this run's \(1 file, 8000 lines.*\-\-init-from" \
   run 2 --train "$dir/day2/train.tsv" --checkpoint-dir "$dir/ck1" --resume
+expect 1 "in stripes of 256, id [0-9a-f]+\) other than this run's \(1 file, 12000 lines in stripes of 64, .*\-\-batch-size" \
+  run 2 --train "$dir/day1/train.tsv" --checkpoint-dir "$dir/ck1" --resume --batch-size 64
 expect 1 "cannot resume: \-\-seed 2026 in the checkpoint, 7 now" \
   run 2 --train "$dir/day1/train.tsv" --checkpoint-dir "$dir/ck1" --resume --seed 7
 expect 2 "\-\-init-from and \-\-resume exclude each other" \
