@@ -190,17 +190,29 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
   return NewServer(o, comm->rank(), out->threads, &out->server);
 }
 
+// How several workers share the training input, for the start line; empty for one.
+std::string WorkerInputText(const TrainOptions& o, const JobParts& p) {
+  if (p.workers == 1) return "";
+  if (!o.worker_stripes) return " (a contiguous part a worker)";
+  const bool compressed = std::any_of(p.train_plan.files().begin(), p.train_plan.files().end(),
+                                      [](const InputFile& f) { return f.encoding != FileEncoding::kPlain; });
+  return fmt::format(" (stripes of {} dealt out in turn{})", p.train_plan.stripe_lines(),
+                     compressed ? "; each worker decompresses all of a gzip or Parquet file: --worker-input parts "
+                                  "for less"
+                                : "");
+}
+
 void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) {
   const std::string widths = o.input.WidthsText();
   fmt::print("{}: {} ranks x {} workers ({} model{}, {} backend{}, {} threads/rank, {} kernels, {}, rows of {} B with {} state{}), "
-             "{} train lines, {} eval lines\n",
+             "{} train lines{}, {} eval lines\n",
              o.program, comm.size(), o.workers_per_rank, ModelKindName(o.model.kind), widths.empty() ? "" : ", " + widths, p.hbm->name(),
              p.dense_precision == DensePrecision::kBf16 ? " with bf16 MLP products" : "", p.threads, CpuIsaName(DetectedIsa()),
              p.server->caches() ? fmt::format("MEM-PS {} GB over SSD-PS in {}", o.mem_cache_gb, o.ssd_dir)
                                 : std::string("rows in DRAM"),
              RowLayoutOf(o.model).bytes(), SparseOptimizerName(o.model.sparse_optimizer),
              o.model.row_dtype == RowDtype::kFp32 ? "" : fmt::format(", {} embeddings", RowDtypeName(o.model.row_dtype)),
-             p.train_plan.total_lines(), p.has_eval ? p.eval_plan.total_lines() : 0);
+             p.train_plan.total_lines(), WorkerInputText(o, p), p.has_eval ? p.eval_plan.total_lines() : 0);
   std::fflush(stdout);
 }
 
