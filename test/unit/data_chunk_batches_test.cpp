@@ -1,6 +1,6 @@
 // ChunkReader::NextBatches against repeated Next: on two files with seeded bad rows and
-// blank lines, pass after pass, the same batches, lines consumed, bad-row count and
-// messages, with and without a thread pool.
+// blank lines, pass after pass of passes smaller and larger than a round of lines, the same
+// batches, lines consumed, bad-row count and messages, with and without a thread pool.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -43,35 +43,40 @@ bool SameBatch(const Batch& a, const Batch& b) {
          a.offsets == b.offsets;
 }
 
+// Passes of 7 batches of 100 (one round of lines each, made up by a further round for the
+// bad rows) and of 120 batches of 1000 (several rounds of lines).
 TEST_CASE("data: NextBatches gives what repeated Next gives, on any thread count") {
   test::TempDir dir;
-  test::WriteText(dir.File("a.tsv"), RandomRows(3000, 1));
-  test::WriteText(dir.File("b.tsv"), RandomRows(2000, 2));
+  test::WriteText(dir.File("a.tsv"), RandomRows(90000, 1));
+  test::WriteText(dir.File("b.tsv"), RandomRows(60000, 2));
   ShardPlan plan;
   REQUIRE(PlanShards({dir.File("a.tsv"), dir.File("b.tsv")}, 1, 64, &plan).ok());
-  for (int threads : {1, 3}) {
-    CAPTURE(threads);
-    ThreadPool pool(threads);
-    ChunkReader one(plan, 0, TsvSchema()), many(plan, 0, TsvSchema());
-    for (int pass = 0;; ++pass) {
-      CAPTURE(pass);
-      std::vector<Batch> want;
-      for (int b = 0; b < 7; ++b) {
-        Batch batch;
-        REQUIRE(one.Next(100, &batch).ok());
-        if (batch.num_examples == 0) break;
-        want.push_back(std::move(batch));
+  for (const auto& [examples, batches] : {std::pair{100, 7}, std::pair{1000, 120}}) {
+    for (int threads : {1, 3}) {
+      CAPTURE(examples);
+      CAPTURE(threads);
+      ThreadPool pool(threads);
+      ChunkReader one(plan, 0, TsvSchema()), many(plan, 0, TsvSchema());
+      for (int pass = 0;; ++pass) {
+        CAPTURE(pass);
+        std::vector<Batch> want;
+        for (int b = 0; b < batches; ++b) {
+          Batch batch;
+          REQUIRE(one.Next(examples, &batch).ok());
+          if (batch.num_examples == 0) break;
+          want.push_back(std::move(batch));
+        }
+        std::vector<Batch> got;
+        REQUIRE(many.NextBatches(examples, batches, threads > 1 ? &pool : nullptr, &got).ok());
+        REQUIRE(got.size() == want.size());
+        for (size_t b = 0; b < want.size(); ++b) CHECK(SameBatch(got[b], want[b]));
+        CHECK(many.lines_read() == one.lines_read());
+        CHECK(many.bad_rows() == one.bad_rows());
+        CHECK(many.bad_row_messages() == one.bad_row_messages());
+        if (want.empty()) break;
       }
-      std::vector<Batch> got;
-      REQUIRE(many.NextBatches(100, 7, threads > 1 ? &pool : nullptr, &got).ok());
-      REQUIRE(got.size() == want.size());
-      for (size_t b = 0; b < want.size(); ++b) CHECK(SameBatch(got[b], want[b]));
-      CHECK(many.lines_read() == one.lines_read());
-      CHECK(many.bad_rows() == one.bad_rows());
-      CHECK(many.bad_row_messages() == one.bad_row_messages());
-      if (want.empty()) break;
+      CHECK(one.bad_rows() > 100);  // the seeded bad rows were there to be skipped
     }
-    CHECK(one.bad_rows() > 100);  // the seeded bad rows were there to be skipped
   }
 }
 
