@@ -18,7 +18,8 @@
 #                     80/20 in file order: eval AUC and logloss of strata-train and of the
 #                     PyTorch reference, and the rows' bytes; and the same with slot widths
 #                     (the slots whose distinct train tokens exceed 10% of the rows 8 wide, the
-#                     rest 16) for Criteo and Avazu (skipped when the samples are absent)
+#                     rest 16) for Criteo and Avazu, and with --worker-input parts for
+#                     TalkingData (a log sorted by time) (skipped when the samples are absent)
 #   mpi               MPI bytes a training job sends (every rank, every communicator) per
 #                     example on 2 and 4 ranks, against the least any design must move: each
 #                     pass's distinct remote keys asked and their rows answered once, each row
@@ -346,7 +347,10 @@ section_samples() {
     tools/bench/split_sample.sh "${split_flags[@]}" "$sample" "$data" 80 >/dev/null
     local ext; ext=$(ls "$data"/train.* | sed 's/.*\.//')
     samples_case "$name" configs/$name.schema "$data/train.$ext" "$data/eval.$ext"
-    [ $name = talkingdata ] && continue
+    if [ $name = talkingdata ]; then  # a log sorted by time: the workers' reading order shows
+      samples_case "$name, parts" configs/$name.schema "$data/train.$ext" "$data/eval.$ext" --worker-input parts
+      continue
+    fi
     widths_schema configs/$name.schema "$data/train.$ext" >"$data/widths.schema"
     samples_case "$name, widths" "$data/widths.schema" "$data/train.$ext" "$data/eval.$ext"
   done
@@ -371,13 +375,14 @@ for line in text.splitlines():
 PY
 }
 
-# samples_case LABEL SCHEMA TRAIN EVAL: strata-train (configs/<sample>.flags) and the PyTorch
-# reference of the same shape; prints a table row and records the AUC difference.
+# samples_case LABEL SCHEMA TRAIN EVAL [strata flags...]: strata-train (configs/<sample>.flags)
+# and the PyTorch reference of the same shape; prints a table row and records the AUC
+# difference.
 samples_case() {
   local label=$1 schema=$2 cfg="configs/${1%%,*}.flags"
   local mlp; mlp=$(awk '$1 == "mlp" {print $2}' "$cfg")
   local io=(--schema "$schema" --train "$3" --eval "$4" --epochs 1)
-  run_strata 2 "$WORK/s.log" "$WORK/s.jsonl" --config "$cfg" "${io[@]}" --threads 1 --batch-size 128
+  run_strata 2 "$WORK/s.log" "$WORK/s.jsonl" --config "$cfg" "${io[@]}" --threads 1 --batch-size 128 "${@:5}"
   run_torch "$WORK/st.log" "${io[@]}" --embedding-dim 16 --mlp "$mlp" --lr-sparse 0.05 --lr-dense 0.001 \
     --batch-size 256 --threads 1
   local s t row_bytes
