@@ -97,6 +97,21 @@ std::string JoinNames(const std::vector<std::string>& files) {
   return out;
 }
 
+// For kContiguousChunks: scans every file for its lines (N in all) and sets *stripe_lines
+// to ceil(N / W).
+Status CountLines(const std::vector<std::string>& files, int num_workers, std::vector<char>* buf,
+                  std::vector<FileScan>* scans, uint64_t* stripe_lines) {
+  scans->resize(files.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    STRATA_RETURN_IF_ERROR(ScanFile(files[i], 0, std::numeric_limits<uint64_t>::max(), buf, &(*scans)[i]));
+    total += (*scans)[i].info.lines;
+  }
+  const auto workers = static_cast<uint64_t>(num_workers);
+  *stripe_lines = std::max<uint64_t>(1, (total + workers - 1) / workers);
+  return Status::OK();
+}
+
 // The pieces of one scanned file, whose line 0 is global line `global_first`: its part of
 // each stripe, to the stripe's worker; a worker's piece that goes on where its last one in
 // the same file ended is joined to it.
@@ -153,21 +168,20 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64
     return Status::InvalidArgument("number of workers must be >= 1, got " + std::to_string(num_workers));
   }
   std::vector<char> buf(kReadBufferBytes);
+  std::vector<FileScan> counted;  // kContiguousChunks: the scans that counted the lines
   if (stripe_lines == kContiguousChunks) {
-    uint64_t total = 0;
-    for (const std::string& file : files) {
-      FileScan count;
-      STRATA_RETURN_IF_ERROR(ScanFile(file, 0, std::numeric_limits<uint64_t>::max(), &buf, &count));
-      total += count.info.lines;
-    }
-    stripe_lines = std::max<uint64_t>(1, (total + static_cast<uint64_t>(num_workers) - 1) / static_cast<uint64_t>(num_workers));
+    STRATA_RETURN_IF_ERROR(CountLines(files, num_workers, &buf, &counted, &stripe_lines));
   }
   ShardPlan plan;
   plan.stripe_lines_ = stripe_lines;
   plan.chunks_.resize(static_cast<size_t>(num_workers));
   for (size_t i = 0; i < files.size(); ++i) {
     FileScan scan;
-    STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
+    if (!counted.empty() && counted[i].info.encoding != FileEncoding::kPlain) {
+      scan = std::move(counted[i]);  // whole already: only a plain file notes stripe starts
+    } else {
+      STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
+    }
     CutFile(scan, static_cast<uint32_t>(i), plan.total_lines_, stripe_lines, &plan.chunks_);
     plan.total_lines_ += scan.info.lines;
     plan.files_.push_back(scan.info);

@@ -37,19 +37,15 @@ size_t DistinctInPlace(uint64_t* first, uint64_t* last, uint32_t* runs) {
 constexpr int kBuckets = 256;
 using BucketCounts = std::array<size_t, kBuckets>;
 
-// keys bucketed by their top byte into *bucketed, each bucket's keys in input order; *start
-// gets where each bucket begins (and, last, the end). The keys are cut into parts that count
-// their buckets and then scatter, each from its own offsets, side by side.
-void BucketByTopByte(const std::vector<uint64_t>& keys, ThreadPool* pool, std::vector<uint64_t>* bucketed,
-                     std::array<size_t, kBuckets + 1>* start) {
-  constexpr size_t kKeysAPart = size_t{1} << 18;
-  const size_t n = keys.size();
-  const size_t parts = std::max<size_t>(1, (n + kKeysAPart - 1) / kKeysAPart);
-  const auto range = [&](size_t p) { return std::pair{n * p / parts, n * (p + 1) / parts}; };
-  std::vector<BucketCounts> at(parts, BucketCounts{});  // a part's counts, then its next slots
-  ParallelFor(pool, parts, [&](size_t p) {
-    const auto [begin, end] = range(p);
-    for (size_t i = begin; i < end; ++i) ++at[p][keys[i] >> 56];
+// The parts' keys, as one sequence, bucketed by their top byte into *bucketed, each
+// bucket's keys in sequence order; *start gets where each bucket begins (and, last, the
+// end). The parts count their buckets and then scatter, each from its own offsets, side by
+// side.
+void BucketByTopByte(const std::vector<std::span<const uint64_t>>& parts, ThreadPool* pool,
+                     std::vector<uint64_t>* bucketed, std::array<size_t, kBuckets + 1>* start) {
+  std::vector<BucketCounts> at(parts.size(), BucketCounts{});  // a part's counts, then its next slots
+  ParallelFor(pool, parts.size(), [&](size_t p) {
+    for (uint64_t k : parts[p]) ++at[p][k >> 56];
   });
   size_t offset = 0;
   for (int b = 0; b < kBuckets; ++b) {
@@ -57,22 +53,22 @@ void BucketByTopByte(const std::vector<uint64_t>& keys, ThreadPool* pool, std::v
     for (BucketCounts& part : at) offset += std::exchange(part[b], offset);
   }
   (*start)[kBuckets] = offset;
-  bucketed->resize(n);
-  ParallelFor(pool, parts, [&](size_t p) {
-    const auto [begin, end] = range(p);
-    for (size_t i = begin; i < end; ++i) (*bucketed)[at[p][keys[i] >> 56]++] = keys[i];
+  bucketed->resize(offset);
+  ParallelFor(pool, parts.size(), [&](size_t p) {
+    for (uint64_t k : parts[p]) (*bucketed)[at[p][k >> 56]++] = k;
   });
 }
 
 }  // namespace
 
-void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, ThreadPool* pool) {
+void SortDistinct(const std::vector<std::span<const uint64_t>>& parts, std::vector<uint64_t>* keys,
+                  std::vector<uint32_t>* counts, ThreadPool* pool) {
   std::array<size_t, kBuckets + 1> start;
   std::vector<uint64_t> bucketed;
-  BucketByTopByte(*keys, pool, &bucketed, &start);
+  BucketByTopByte(parts, pool, &bucketed, &start);
 
   // Each bucket in place: its distinct keys at its front, their counts beside them.
-  std::vector<uint32_t> runs(counts != nullptr ? keys->size() : 0);
+  std::vector<uint32_t> runs(counts != nullptr ? bucketed.size() : 0);
   std::array<size_t, kBuckets> distinct{};
   const auto sort_bucket = [&](size_t b) {
     distinct[b] = DistinctInPlace(bucketed.data() + start[b], bucketed.data() + start[b + 1],
@@ -86,6 +82,17 @@ void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, Th
     keys->insert(keys->end(), bucketed.begin() + start[b], bucketed.begin() + start[b] + distinct[b]);
     if (counts != nullptr) counts->insert(counts->end(), runs.begin() + start[b], runs.begin() + start[b] + distinct[b]);
   }
+}
+
+void SortDistinct(std::vector<uint64_t>* keys, std::vector<uint32_t>* counts, ThreadPool* pool) {
+  constexpr size_t kKeysAPart = size_t{1} << 18;
+  std::vector<std::span<const uint64_t>> parts;
+  for (size_t at = 0; at < keys->size(); at += kKeysAPart) {
+    parts.emplace_back(keys->data() + at, std::min(kKeysAPart, keys->size() - at));
+  }
+  std::vector<uint64_t> distinct;
+  SortDistinct(parts, &distinct, counts, pool);
+  *keys = std::move(distinct);
 }
 
 }  // namespace strata

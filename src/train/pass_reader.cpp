@@ -84,28 +84,20 @@ void PassReader::Read(Comm* comm, PassData* out) {
 
 // The pass's working set: the distinct keys of its batches, sorted; with admission, the
 // number of examples holding each (a key repeated in one example counts once). Without
-// admission the batches' keys are copied side by side, each to its own place.
+// admission the batches' keys are bucketed where they lie.
 void PassReader::CollectKeys(PassData* pass) const {
-  const bool count = o_.model.admit_min_count > 0;
-  std::vector<const Batch*> batches;
-  std::vector<size_t> at;  // where each batch's keys go
-  size_t total = 0;
-  for (const auto& worker : pass->batches) {
-    for (const Batch& b : worker) {
-      batches.push_back(&b);
-      at.push_back(total);
-      total += b.keys.size();
+  if (o_.model.admit_min_count > 0) {
+    for (const auto& worker : pass->batches) {
+      for (const Batch& b : worker) AppendOncePerExample(b, &pass->keys);
     }
+    SortDistinct(&pass->keys, &pass->key_examples, pool_.get());
+    return;
   }
-  if (count) {
-    pass->keys.reserve(total);
-    for (const Batch* b : batches) AppendOncePerExample(*b, &pass->keys);
-  } else {
-    pass->keys.resize(total);
-    ParallelFor(pool_.get(), batches.size(),
-                [&](size_t i) { std::copy(batches[i]->keys.begin(), batches[i]->keys.end(), pass->keys.begin() + at[i]); });
+  std::vector<std::span<const uint64_t>> parts;
+  for (const auto& worker : pass->batches) {
+    for (const Batch& b : worker) parts.emplace_back(b.keys);
   }
-  SortDistinct(&pass->keys, count ? &pass->key_examples : nullptr, pool_.get());
+  SortDistinct(parts, &pass->keys, nullptr, pool_.get());
 }
 
 // Keys of one slot are (slot, token) keys, so a key can repeat within an example only

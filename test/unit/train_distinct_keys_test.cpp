@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "train/distinct_keys.h"
@@ -43,6 +44,10 @@ TEST_CASE("train: SortDistinct is sort, unique and run lengths, on any thread co
     got = keys;
     SortDistinct(&got, nullptr, threads == 1 ? nullptr : &pool);
     CHECK(got == want_keys);
+    const std::span<const uint64_t> all(keys);  // parts of uneven sizes, one empty
+    SortDistinct({all.first(1000), all.subspan(1000, 0), all.subspan(1000)}, &got, &counts, &pool);
+    CHECK(got == want_keys);
+    CHECK(counts == want_counts);
   }
   std::vector<uint64_t> empty;
   SortDistinct(&empty, nullptr, nullptr);

@@ -94,9 +94,10 @@ inline constexpr uint64_t kContiguousChunks = 0;
 // Scans every file once (a memchr newline count that notes where each stripe starts in a
 // plain file; gzip files are decompressed; Parquet files give their row count from their
 // footer) and splits their N lines into num_workers chunks of stripes of stripe_lines as
-// described above; kContiguousChunks counts the lines first, in a scan of its own. Blank
-// lines count as lines (the reader skips them). Errors: no files, num_workers < 1, an
-// unreadable or corrupt file, or N == 0 ("no examples in <files>").
+// described above; kContiguousChunks counts the lines first (a plain file is scanned again
+// for its stripe starts). Blank lines count as lines (the reader skips them). Errors: no
+// files, num_workers < 1, an unreadable or corrupt file, or N == 0 ("no examples in
+// <files>").
 Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out);
 
 // The error of a read of the plan's files that found lines but not one example: every
