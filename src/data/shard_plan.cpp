@@ -141,6 +141,16 @@ void CutFile(const FileScan& scan, uint32_t file, uint64_t global_first, uint64_
   }
 }
 
+// kWholeFiles: the file, whole, to worker `file` mod W (no piece for a file of no lines).
+void DealFile(const FileScan& scan, uint32_t file, std::vector<std::vector<ShardPiece>>* chunks) {
+  if (scan.info.lines == 0) return;
+  ShardPiece piece;
+  piece.file = file;
+  piece.num_lines = scan.info.lines;
+  if (scan.info.encoding == FileEncoding::kPlain) piece.end_byte = scan.info.bytes;
+  (*chunks)[file % chunks->size()].push_back(piece);
+}
+
 }  // namespace
 
 std::string DescribeInput(const ShardPlan& plan) {
@@ -149,7 +159,11 @@ std::string DescribeInput(const ShardPlan& plan) {
     for (char c : std::filesystem::path(f.path).filename().string()) id = Mix64(id ^ static_cast<uint8_t>(c));
     id = Mix64(Mix64(id ^ f.lines) ^ f.bytes);
   }
-  const std::string stripes = plan.num_workers() > 1 ? fmt::format(" in stripes of {}", plan.stripe_lines()) : "";
+  std::string stripes;
+  if (plan.num_workers() > 1) {
+    stripes = plan.stripe_lines() == kWholeFiles ? std::string(" in whole files dealt out in turn")
+                                                 : fmt::format(" in stripes of {}", plan.stripe_lines());
+  }
   return fmt::format("{} file{}, {} lines{}, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
                      plan.total_lines(), stripes, id);
 }
@@ -182,7 +196,11 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64
     } else {
       STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
     }
-    CutFile(scan, static_cast<uint32_t>(i), plan.total_lines_, stripe_lines, &plan.chunks_);
+    if (stripe_lines == kWholeFiles) {
+      DealFile(scan, static_cast<uint32_t>(i), &plan.chunks_);
+    } else {
+      CutFile(scan, static_cast<uint32_t>(i), plan.total_lines_, stripe_lines, &plan.chunks_);
+    }
     plan.total_lines_ += scan.info.lines;
     plan.files_.push_back(scan.info);
   }

@@ -253,9 +253,9 @@ Status Checkpointer::CheckSameRun(const ckpt::CheckpointMeta& meta) const {
   if (!meta.train_input.empty() && meta.train_input != train_input_) {
     return Status::InvalidArgument("--resume: the checkpoint was trained on --train input (" + meta.train_input +
                                    ") other than this run's (" + train_input_ +
-                                   "); its data position fits those files, read in those stripes (--batch-size, "
-                                   "--worker-input), only. To train its model on new input, start a new run with "
-                                   "--init-from");
+                                   "); its data position fits those files, split that way among the workers "
+                                   "(--batch-size, --worker-input), only. To train its model on new input, start a "
+                                   "new run with --init-from");
   }
   return Status::OK();
 }

@@ -149,8 +149,8 @@ std::vector<FlagDef> DataFlags() {
       Words(Flag("format", data, "WORD", "input format: criteo (TSV: label, 13 integers, 26 hex tokens; empty fields allowed) or parquet (Apache Parquet files, columns as --schema names them)"), &O::format, {{"criteo", "criteo"}, {"parquet", "parquet"}}),
       Text(Flag("schema", data, "FILE", "input layout from a schema file (CSV or TSV, header, column roles; see configs/*.schema), instead of --format"), &O::schema_file),
       Number(Flag("max-bad-rows", data, "N", "malformed rows tolerated (job-wide) before the run fails"), &O::max_bad_rows, AtLeast(0)),
-      Words(Flag("worker-input", data, "WORD", "how the W workers share the training input: stripes (stripe k of --batch-size lines to worker k mod W, so a step trains on consecutive lines, in the input's order; each worker decompresses all of a gzip or Parquet file) or parts (worker w reads the w-th of W contiguous parts: less decompression, but a step mixes rows from W distant places of the input, which costs AUC on a time-ordered log)"),
-            &O::worker_stripes, {{"stripes", true}, {"parts", false}}),
+      Words(Flag("worker-input", data, "WORD", "how the W workers share the training input: stripes (stripe k of --batch-size lines to worker k mod W, so a step trains on consecutive lines, in the input's order; each worker decompresses all of a gzip or Parquet file), parts (worker w reads the w-th of W contiguous parts: less decompression, but a step mixes rows from W distant places of the input, which costs AUC on a time-ordered log) or files (file k to worker k mod W, whole: each file is read by one worker, so each gzip or Parquet file is decompressed once; a step mixes W consecutive files; needs at least W files)"),
+            &O::worker_input, {{"stripes", WorkerInput::kStripes}, {"parts", WorkerInput::kParts}, {"files", WorkerInput::kFiles}}),
   };
 }
 

@@ -193,12 +193,17 @@ Status SetUpRank(const TrainOptions& o, Comm* comm, JobParts* out) {
 // How several workers share the training input, for the start line; empty for one.
 std::string WorkerInputText(const TrainOptions& o, const JobParts& p) {
   if (p.workers == 1) return "";
-  if (!o.worker_stripes) return " (a contiguous part a worker)";
+  if (o.worker_input == WorkerInput::kParts) return " (a contiguous part a worker)";
+  const size_t files = p.train_plan.files().size();
+  if (o.worker_input == WorkerInput::kFiles) {
+    return fmt::format(" (whole files dealt out in turn: {} to {} a worker)", files / p.workers,
+                       (files + p.workers - 1) / p.workers);
+  }
   const bool compressed = std::any_of(p.train_plan.files().begin(), p.train_plan.files().end(),
                                       [](const InputFile& f) { return f.encoding != FileEncoding::kPlain; });
+  const char* less = files >= static_cast<size_t>(p.workers) ? "--worker-input files or parts" : "--worker-input parts";
   return fmt::format(" (stripes of {} dealt out in turn{})", p.train_plan.stripe_lines(),
-                     compressed ? "; each worker decompresses all of a gzip or Parquet file: --worker-input parts "
-                                  "for less"
+                     compressed ? fmt::format("; each worker decompresses all of a gzip or Parquet file: {} for less", less)
                                 : "");
 }
 
@@ -219,12 +224,22 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 }  // namespace
 
 // Training reads stripes of --batch-size lines, so that a step trains on consecutive lines
-// (--worker-input parts: contiguous parts); evaluation reads contiguous parts, so that
-// predictions gathered in worker order are in input order (strata-predict writes them so).
+// (--worker-input parts: contiguous parts; files: whole files); evaluation reads contiguous
+// parts, so that predictions gathered in worker order are in input order (strata-predict
+// writes them so).
 Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   out->workers = comm->size() * o.workers_per_rank;
-  const uint64_t train_stripe = o.worker_stripes ? static_cast<uint64_t>(o.batch_size) : kContiguousChunks;
+  const uint64_t train_stripe = o.worker_input == WorkerInput::kStripes ? static_cast<uint64_t>(o.batch_size)
+                                : o.worker_input == WorkerInput::kParts ? kContiguousChunks
+                                                                        : kWholeFiles;
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, train_stripe, o, &out->train_plan));
+  const size_t files = out->train_plan.files().size();
+  if (o.worker_input == WorkerInput::kFiles && files < static_cast<size_t>(out->workers)) {
+    return Status::InvalidArgument(fmt::format(
+        "--worker-input files: {} training file{} for {} workers ({} ranks x --workers-per-rank {}); a worker "
+        "would read nothing: give at least as many files, or --worker-input stripes",
+        files, files == 1 ? "" : "s", out->workers, comm->size(), o.workers_per_rank));
+  }
   out->has_eval = !o.eval.empty();
   if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, kContiguousChunks, o, &out->eval_plan));
   return Status::OK();

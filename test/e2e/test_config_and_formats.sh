@@ -53,3 +53,28 @@ $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags --batch-size 128 \
 c=$(json_field "$dir/dir.jsonl" eval_logloss)
 [ "$a" = "$c" ] || die "a directory of part files: eval logloss $c, the file's $a"
 echo "a directory of part files trains bitwise as the file: $c"
+
+# --worker-input files: file k, whole, to worker k mod W, plain as gzip; a model other than
+# the stripes'; a resume from a checkpoint in the middle ends bitwise alike; fewer files
+# than workers is refused, naming the flag.
+mkdir -p "$dir/gzparts"
+for f in "$dir"/parts/part-*; do gzip -c "$f" >"$dir/gzparts/$(basename "$f").gz"; done
+files_run() {  # input name [flags...]
+  local input=$1 name=$2; shift 2
+  $MPIRUN -np 2 "$TRAIN" --config configs/tiny.flags --batch-size 128 --worker-input files --pass-examples 2000 \
+    --train "$dir/$input" --eval "$dir/data/eval.tsv" --metrics-out "$dir/files-$name.jsonl" "$@" >"$dir/files-$name.log"
+}
+files_run parts parts
+files_run gzparts gzparts --checkpoint-dir "$dir/ck-files" --checkpoint-every-passes 1 --keep-checkpoints 9
+files_run gzparts resumed --checkpoint-dir "$dir/ck-files" --resume="$dir/ck-files/ckpt-00000002"
+grep -q "whole files dealt out in turn: 1 to 2 a worker" "$dir/files-gzparts.log" || die "start line lacks the files split"
+f=$(json_field "$dir/files-parts.jsonl" eval_logloss)
+[ "$f" = "$(json_field "$dir/files-gzparts.jsonl" eval_logloss)" ] || die "--worker-input files: plain and gz differ"
+[ "$f" = "$(json_field "$dir/files-resumed.jsonl" eval_logloss)" ] || die "--worker-input files: the resumed run differs"
+[ "$f" != "$a" ] || die "--worker-input files trained the stripes' model"
+if $MPIRUN -np 4 "$TRAIN" --config configs/tiny.flags --worker-input files --train "$dir/gzparts" \
+     >"$dir/few.log" 2>&1; then
+  die "3 files for 4 workers were accepted"
+fi
+grep -q -- "--worker-input files: 3 training files for 4 workers" "$dir/few.log" || { cat "$dir/few.log"; die "no message naming the flag"; }
+echo "--worker-input files: plain and gz part files, and a resumed run, agree bitwise ($f); 3 files for 4 workers refused"

@@ -1,6 +1,6 @@
 // ShardPlan and ExpandInputs: every line read exactly once, in stripes dealt out in turn,
-// for several worker counts and stripe sizes over plain, gzip and unterminated files; a
-// step's batches are one reader's consecutive lines; plans depend only on (files, W, S);
+// for several worker counts and stripe sizes over plain, gzip and unterminated files, or in
+// whole files dealt out in turn; a step's batches are one reader's consecutive lines; plans depend only on (files, W, S);
 // wire round trip; clear errors for missing, unmatched and empty inputs.
 #include <doctest/doctest.h>
 
@@ -107,6 +107,30 @@ TEST_CASE("data: contiguous chunks are stripes of ceil(N / W) lines") {
   std::vector<int> in_order(25);
   std::iota(in_order.begin(), in_order.end(), 0);
   CHECK(all == in_order);  // worker order is input order
+}
+
+TEST_CASE("data: whole files dealt out in turn: file k, all its lines, to worker k mod W") {
+  TempDir dir;
+  std::vector<std::string> files = MakeInputs(dir);
+  const int first_line[] = {0, 10, 10, 17, 20, 25};  // of each file, and the end
+  for (int workers : {1, 2, 3, 5}) {
+    CAPTURE(workers);
+    ShardPlan plan;
+    REQUIRE(PlanShards(files, workers, kWholeFiles, &plan).ok());
+    REQUIRE(plan.total_lines() == 25);
+    for (int w = 0; w < workers; ++w) {
+      std::vector<int> expected;
+      for (int f = w; f < 5; f += workers) {
+        for (int g = first_line[f]; g < first_line[f + 1]; ++g) expected.push_back(g);
+      }
+      CHECK(plan.chunk_lines(w) == expected.size());
+      CHECK(ReadChunk(plan, w) == expected);
+    }
+    ShardPlan back;
+    REQUIRE(ShardPlan::Deserialize(plan.Serialize(), &back).ok());
+    CHECK(back == plan);
+    CHECK(DescribeInput(plan).find(workers > 1 ? "in whole files dealt out in turn" : "25 lines, id") != std::string::npos);
+  }
 }
 
 TEST_CASE("data: a step's batches, one from each worker, are one reader's consecutive lines") {

@@ -19,6 +19,10 @@
 
 namespace strata {
 
+// How the W workers share the training input (--worker-input): stripes of --batch-size
+// lines dealt out in turn, one contiguous part a worker, or whole files dealt out in turn.
+enum class WorkerInput { kStripes, kParts, kFiles };
+
 // Passes the pipeline may pull ahead of training (the MEM-PS pins them all at once).
 constexpr int kMaxPrefetchPasses = 16;
 
@@ -29,7 +33,7 @@ struct TrainOptions {
   std::string format = "criteo";    // the built-in layout, unless --schema names one
   std::string schema_file;          // --schema: the input layout from a schema file
   int64_t max_bad_rows = 100;       // a few bad rows are normal in logs; many mean a wrong file
-  bool worker_stripes = true;       // --worker-input stripes | parts (strata/data/shard_plan.h)
+  WorkerInput worker_input = WorkerInput::kStripes;  // --worker-input (strata/data/shard_plan.h)
   bool score_every_row = false;     // strata-predict (max_bad_rows 0): a malformed row is an
                                     // error, not a skipped row, as its output has a line a row
   // Run.
