@@ -9,10 +9,10 @@
 // by at most one stripe. Whole files dealt out in turn (kWholeFiles; --worker-input files)
 // give file k to worker k mod W, so that each file is read, and a gzip or Parquet file
 // decompressed, by one worker; chunks then differ as the files do. The split depends only
-// on the files, W and S, never on how W workers are spread over ranks and devices. Rank 0 plans (it scans every file once),
-// serializes the plan and broadcasts it, so all ranks read the same boundaries; the plan
-// holds a piece a stripe (36 bytes on the wire: 36 MB for a billion lines in stripes of
-// 1024). A ShardPlan is an immutable value once built; const methods are safe from any
+// on the files, W and S, never on how W workers are spread over ranks and devices. Rank 0
+// plans (it scans every file once), serializes the plan and broadcasts it, so all ranks
+// read the same boundaries; the plan holds a piece a stripe (36 bytes on the wire: 36 MB
+// for a billion lines in stripes of 1024). A ShardPlan is an immutable value once built; const methods are safe from any
 // thread.
 #pragma once
 
@@ -100,9 +100,9 @@ inline constexpr uint64_t kWholeFiles = std::numeric_limits<uint64_t>::max();
 // plain file; gzip files are decompressed; Parquet files give their row count from their
 // footer) and splits their N lines into num_workers chunks of stripes of stripe_lines as
 // described above; kContiguousChunks counts the lines first (a plain file is scanned again
-// for its stripe starts); kWholeFiles deals the files out (a worker may get none). Blank lines count as lines (the reader skips them). Errors: no
-// files, num_workers < 1, an unreadable or corrupt file, or N == 0 ("no examples in
-// <files>").
+// for its stripe starts); kWholeFiles deals the files out (a worker may get none). Blank
+// lines count as lines (the reader skips them). Errors: no files, num_workers < 1, an
+// unreadable or corrupt file, or N == 0 ("no examples in <files>").
 Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out);
 
 // The error of a read of the plan's files that found lines but not one example: every
@@ -112,9 +112,9 @@ Status NoExamplesIn(const ShardPlan& plan);
 // What a plan reads, as one short line for checkpoints: "3 files, 60000 lines in stripes of
 // 4096, id <hex>" (the stripes, or "in whole files dealt out in turn", named where there
 // are several workers, since only then do they decide which lines a worker's data position
-// counts). The id hashes each file's name
-// without its directory (a staged copy elsewhere matches), its line count and its size, in
-// order: a changed, added or reordered file changes it.
+// counts). The id hashes each file's name without its directory (a staged copy elsewhere
+// matches), its line count and its size, in order: a changed, added or reordered file
+// changes it.
 std::string DescribeInput(const ShardPlan& plan);
 
 }  // namespace strata
