@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -10,14 +11,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "strata/common/huge_pages.h"
+
 namespace strata::ssd {
 
 void FreeDeleter::operator()(void* p) const { std::free(p); }
 
 AlignedBuffer NewAlignedBuffer(size_t bytes) {
   const size_t n = (bytes + 4095) / 4096 * 4096;
-  void* p = std::aligned_alloc(4096, n == 0 ? 4096 : n);
-  assert(p != nullptr);
+  const bool huge = n >= kHugePageMin;
+  void* p = nullptr;
+  [[maybe_unused]] const int err = ::posix_memalign(&p, huge ? kHugePageMin : 4096, n == 0 ? 4096 : n);
+  assert(err == 0);
+  if (huge) ::madvise(p, n / kHugePageMin * kHugePageMin, MADV_HUGEPAGE);  // a hint: failure costs only speed
   std::memset(p, 0, n == 0 ? 4096 : n);
   return AlignedBuffer(static_cast<uint8_t*>(p));
 }

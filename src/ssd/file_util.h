@@ -17,7 +17,10 @@ struct FreeDeleter {
   void operator()(void* p) const;
 };
 using AlignedBuffer = std::unique_ptr<uint8_t[], FreeDeleter>;
-// Zero-filled, aligned to 4096; `bytes` is rounded up to a multiple of 4096.
+// Zero-filled, aligned to 4096; `bytes` is rounded up to a multiple of 4096. A buffer of
+// 2 MiB or more is aligned to 2 MiB and its whole 2 MiB pages advised as transparent huge
+// pages: an O_DIRECT write pins its buffer's pages, and with 4 KiB pages the pinning kept
+// ssd_bench's load appends (4 MiB writes) at 1.2 to 1.4 GB/s on a disk that takes 2 GB/s.
 AlignedBuffer NewAlignedBuffer(size_t bytes);
 
 Status PwriteAll(int fd, const void* data, size_t n, uint64_t offset, const std::string& path);

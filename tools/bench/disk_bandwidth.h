@@ -9,6 +9,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,13 +64,17 @@ inline DiskBandwidth Measure(const std::string& path, uint64_t bytes, size_t req
 }  // namespace disk_internal
 
 // The faster of 4 MiB and 16 MiB requests in each direction, over `bytes` rounded up to
-// 16 MiB.
+// 16 MiB. The buffer is on 2 MiB huge pages where the kernel gives them: an O_DIRECT
+// transfer pins its buffer's pages, and with 4 KiB pages the pinning held one disk at
+// 1.8 GB/s that wrote 2.4 GB/s from huge pages, a rate the stores reach too.
 inline DiskBandwidth MeasureDiskBandwidth(const std::string& path, uint64_t bytes) {
+  constexpr size_t kHugePage = size_t{2} << 20;
   constexpr size_t kRequests[] = {size_t{4} << 20, size_t{16} << 20};
   constexpr size_t kLargest = kRequests[1];
   bytes = (bytes + kLargest - 1) / kLargest * kLargest;
-  void* buf = std::aligned_alloc(4096, kLargest);
-  if (buf == nullptr) disk_internal::Fail("allocating the transfer buffer");
+  void* buf = nullptr;
+  if (::posix_memalign(&buf, kHugePage, kLargest) != 0) disk_internal::Fail("allocating the transfer buffer");
+  ::madvise(buf, kLargest, MADV_HUGEPAGE);  // a hint: failure costs only speed
   std::memset(buf, 0x5A, kLargest);
   DiskBandwidth best;
   for (size_t request : kRequests) {
