@@ -7,8 +7,9 @@
 // through a plain descriptor. Finish checks that every extent got exactly its bytes and
 // fsyncs the file. ExtentReader: reads byte ranges of such a file back the same way (the
 // aligned head of an aligned range O_DIRECT, the rest through the page cache), where a
-// cold read through the page cache took more CPU than the disk took time. Neither is
-// thread-safe: one thread at a time.
+// cold read through the page cache took more CPU than the disk took time. Thread safety:
+// ExtentFile, one thread at a time; ExtentReader's calls may run on several threads at
+// once (positional reads, no state).
 #pragma once
 
 #include <cstddef>

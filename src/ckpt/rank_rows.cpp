@@ -24,6 +24,7 @@
 #include "strata/ckpt/checkpoint.h"
 #include "strata/common/huge_pages.h"
 #include "strata/common/partition.h"
+#include "strata/common/thread_pool.h"
 
 namespace strata::ckpt {
 namespace {
@@ -94,6 +95,17 @@ hid_t ColumnType(int c, const RowLayout& layout) {
 }
 uint64_t ColumnCols(int c, const RowLayout& layout) {
   return c == kEmbedding ? layout.dim : c == kState ? layout.state_floats : 0;
+}
+
+// fn(c) for every column at once, each on a thread of pool (kColumns threads); the first
+// error in column order. A batch's columns lie far apart in the file, and a thread waits
+// for its transfer: with one transfer in flight, the small columns' (a quarter MB at dim
+// 16) went at under 1 GB/s and the whole read of a checkpoint at 1.6 GB/s of a disk's 4.
+Status ForEachColumnAtOnce(ThreadPool* pool, const std::function<Status(int)>& fn) {
+  Status st[kColumns];
+  pool->ParallelFor(kColumns, [&](size_t c) { st[c] = fn(static_cast<int>(c)); });
+  for (const Status& one : st) STRATA_RETURN_IF_ERROR(one);
+  return Status::OK();
 }
 
 // Rows a write batch holds: about 4 chunks, a multiple of 1024 rows so that every column of
@@ -306,19 +318,24 @@ class RawColumns {
       if (ds[c].rows() == 0 || !ds[c].FileOffset(&start_[c]).ok() || !ds[c].StoresMemoryBytes()) return;
       row_bytes_[c] = ColumnRowBytes(c, layout);
     }
-    if (!ExtentReader::Open(path, &reader_).ok()) reader_.reset();  // HDF5 reads it, or says why not
+    if (!ExtentReader::Open(path, &reader_).ok()) {
+      reader_.reset();  // HDF5 reads it, or says why not
+      return;
+    }
+    readers_ = std::make_unique<ThreadPool>(kColumns);
   }
   bool usable() const { return reader_ != nullptr; }
-  // Rows [first, first + cols->n) of every column. REQUIRES: usable().
+  // Rows [first, first + cols->n) of every column, the columns' reads in flight side by
+  // side. REQUIRES: usable(); one call at a time.
   Status Read(uint64_t first, Columns* cols) const {
     for (int c = 0; c < kColumns; ++c) reader_->WillNeed(start_[c] + first * row_bytes_[c], cols->n * row_bytes_[c]);
-    for (int c = 0; c < kColumns; ++c) {
-      STRATA_RETURN_IF_ERROR(reader_->Read(start_[c] + first * row_bytes_[c], cols->n * row_bytes_[c], cols->data(c)));
-    }
-    return Status::OK();
+    return ForEachColumnAtOnce(readers_.get(), [&](int c) {
+      return reader_->Read(start_[c] + first * row_bytes_[c], cols->n * row_bytes_[c], cols->data(c));
+    });
   }
 
  private:
+  std::unique_ptr<ThreadPool> readers_;  // a thread a column (ForEachColumnAtOnce)
   std::unique_ptr<ExtentReader> reader_;
   uint64_t start_[kColumns] = {};
   uint64_t row_bytes_[kColumns] = {};
