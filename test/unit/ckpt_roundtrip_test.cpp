@@ -14,7 +14,7 @@ using namespace ckpt_test;
 TEST_CASE("ckpt: rows and meta read back bitwise") {
   TempDir tmp;
   Job job(SmallSpec(), 2);
-  job.AddRows(0, 40000, 7, 3);  // more than one batch of chunks per rank file
+  job.AddRows(0, 40000, 7, 3);
   const ckpt::CheckpointMeta meta = MakeMeta(job, 5, 55);
   const std::string name = WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(5), meta);
 
@@ -61,6 +61,21 @@ TEST_CASE("ckpt: a full checkpoint's rows go straight to and from their extents,
     const std::string name = WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(2), MakeMeta(job, 2, 5));
     const Rows rows = LoadRows(tmp.path() + "/" + name, 0, 1);
     CHECK(rows.size() == 5001);
+    for (const auto& [key, row] : rows) CHECK(job.rows.at(key) == row);
+  }
+}
+
+TEST_CASE("ckpt: a rank file of several batches of rows reads back bitwise, O_DIRECT or not") {
+  ModelSpec wide = SmallSpec();
+  wide.embedding_dim = 256;  // 1024 rows a chunk, 16384 a batch
+  for (const bool tmpfs : {false, true}) {
+    CAPTURE(tmpfs);
+    TempDir tmp(tmpfs);
+    Job job(wide, 1);
+    job.AddRows(0, 2 * 16384 + 4097, 3, 2);  // two full batches and a short one, across both buffers
+    const std::string name = WriteAndPublish(job, tmp.path(), ckpt::CheckpointName(2), MakeMeta(job, 2, 5));
+    const Rows rows = LoadRows(tmp.path() + "/" + name, 0, 1);
+    CHECK(rows.size() == 2 * 16384 + 4097);
     for (const auto& [key, row] : rows) CHECK(job.rows.at(key) == row);
   }
 }
