@@ -112,7 +112,8 @@ Status ForEachColumnAtOnce(ThreadPool* pool, const std::function<Status(int)>& f
 // every column of a full batch is a multiple of 4 KiB (O_DIRECT's unit). 16 MiB of
 // embeddings a batch wrote the 2 GB model of ckpt_bench at 1.67-1.85 GB/s against
 // 1.45-1.54 with 4 MiB, and read it at 2.66-3.03 against 2.08-2.91 (alternating runs); a
-// batch's two buffers take about 75 MB at dim 16 with Adagrad, backed only as filled.
+// batch's two buffers take about 75 MB at dim 16 with Adagrad (RankFileBufferBytes), a
+// small file's its rows' share.
 uint64_t BatchRows(int dim) { return std::max<uint64_t>(1024, 16 * ChunkRows(dim) / 1024 * 1024); }
 
 // Starts writeback of what is dirty in the file so far (no wait), so the disk writes while
@@ -147,7 +148,8 @@ using BatchSink = std::function<Status(Columns*)>;
 // while a helper hands the previous batch to `sink`. *rows: the rows scanned.
 Status ScanToColumns(const RowLayout& layout, const RowSource& source, uint32_t min_last_pass, const BatchSink& sink,
                      FileCrc* crc, uint64_t* rows) {
-  const size_t batch = BatchRows(layout.dim), eb = layout.embedding_bytes(), s = layout.state_floats;
+  const size_t batch = std::min<uint64_t>(BatchRows(layout.dim), std::max<uint64_t>(1, source.rows));
+  const size_t eb = layout.embedding_bytes(), s = layout.state_floats;
   Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   int cur = 0;
   Status st;
@@ -408,6 +410,12 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
     return Status::Corruption(path + msg);
   }
   return Status::OK();
+}
+
+uint64_t RankFileBufferBytes(const RowLayout& layout, uint64_t rows) {
+  uint64_t column_bytes = 0;  // a row's, over the columns
+  for (int c = 0; c < kColumns; ++c) column_bytes += ColumnRowBytes(c, layout);
+  return std::min(BatchRows(layout.dim), std::max<uint64_t>(1, rows)) * (2 * column_bytes + layout.bytes());
 }
 
 Status LoadOwnedRows(const std::string& ckpt_path, const CheckpointMeta& meta, int rank,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "strata/ckpt/checkpoint.h"
 #include "strata/mem/mem_ps.h"
 #include "strata/model/dense_model.h"
 #include "strata/model/optimizer.h"
@@ -121,6 +122,10 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   p.dram.push_back({"passes read ahead (batches)", (o.prefetch_passes + 2) * keys.pass_batch_bytes, "--pass-examples"});
   // Rows on the wire at pass end, and without a MEM-PS the write-back buffer.
   p.dram.push_back({"exchange and write-back buffers", (cached ? 1 : 2) * pass * (rb + kKeyBytes), "--pass-examples"});
+  if (!o.checkpoint_dir.empty() || !o.init_from.empty()) {  // writing or reading rank files
+    p.dram.push_back({"checkpoint batches (a rank file written or read)",
+                      static_cast<double>(ckpt::RankFileBufferBytes(stored, keys.model_keys())), ""});
+  }
   if (!o.checkpoint_dir.empty()) {
     p.disk.push_back({fmt::format("checkpoints (--keep-checkpoints {})", o.keep_checkpoints),
                       o.keep_checkpoints * model * (rb + kKeyBytes), "--keep-checkpoints"});

@@ -12,7 +12,7 @@ flags=(--config configs/tiny.flags --pass-examples 2000 --train "$dir/data/train
 
 out=$($MPIRUN -np 2 "$TRAIN" "${flags[@]}" --mem-cache-gb 0.01 --ssd-dir "$dir/ssd" --checkpoint-dir "$dir/ckpt" \
         --metrics-out "$dir/m.jsonl" --dry-run)
-for part in "memory plan of a rank" "DRAM" "MEM-PS cache" "SSD-PS index" "pass tables" "disk" "checkpoints"; do
+for part in "memory plan of a rank" "DRAM" "MEM-PS cache" "SSD-PS index" "pass tables" "checkpoint batches" "disk" "checkpoints"; do
   grep -q "$part" <<<"$out" || die "the plan lacks '$part': $out"
 done
 ! grep -q "^pass " <<<"$out" || die "--dry-run trained"

@@ -56,6 +56,11 @@ struct RowSource {
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      const RowSource& source, uint32_t min_last_pass, RankFileInfo* info);
 
+// DRAM that writing or reading a rank file of `rows` rows holds beside the store: two
+// batches of columns (one filled while the other is written or read) and, reading, a
+// batch of rows; a batch is at most the file's rows.
+uint64_t RankFileBufferBytes(const RowLayout& layout, uint64_t rows);
+
 // Writes <ckpt_tmp_dir>/meta.h5 and fsyncs it and the directory; removes rows-<r>.h5 with
 // r >= meta.ranks left there by an earlier crashed attempt. REQUIRES: every rank file is
 // written; meta.rank_files.size() == meta.ranks; data_position.size() == workers.
