@@ -102,10 +102,9 @@ uint64_t ColumnCols(int c, const RowLayout& layout) {
 // for its transfer: with one transfer in flight, the small columns' (a quarter MB at dim
 // 16) went at under 1 GB/s and the whole read of a checkpoint at 1.6 GB/s of a disk's 4.
 Status ForEachColumnAtOnce(ThreadPool* pool, const std::function<Status(int)>& fn) {
-  Status st[kColumns];
+  std::vector<Status> st(kColumns);
   pool->ParallelFor(kColumns, [&](size_t c) { st[c] = fn(static_cast<int>(c)); });
-  for (const Status& one : st) STRATA_RETURN_IF_ERROR(one);
-  return Status::OK();
+  return FirstError(st);
 }
 
 // Rows a batch (written or read) holds: about 16 chunks, a multiple of 1024 rows so that
@@ -115,6 +114,8 @@ Status ForEachColumnAtOnce(ThreadPool* pool, const std::function<Status(int)>& f
 // batch's two buffers take about 75 MB at dim 16 with Adagrad (RankFileBufferBytes), a
 // small file's its rows' share.
 uint64_t BatchRows(int dim) { return std::max<uint64_t>(1024, 16 * ChunkRows(dim) / 1024 * 1024); }
+// The rows a batch buffer holds for a file of `rows` rows: a batch, or fewer for a small file.
+uint64_t BufferRows(int dim, uint64_t rows) { return std::min(BatchRows(dim), std::max<uint64_t>(1, rows)); }
 
 // Starts writeback of what is dirty in the file so far (no wait), so the disk writes while
 // the next batches are encoded and the closing fsync has little left to do.
@@ -148,7 +149,7 @@ using BatchSink = std::function<Status(Columns*)>;
 // while a helper hands the previous batch to `sink`. *rows: the rows scanned.
 Status ScanToColumns(const RowLayout& layout, const RowSource& source, uint32_t min_last_pass, const BatchSink& sink,
                      FileCrc* crc, uint64_t* rows) {
-  const size_t batch = std::min<uint64_t>(BatchRows(layout.dim), std::max<uint64_t>(1, source.rows));
+  const size_t batch = BufferRows(layout.dim, source.rows);
   const size_t eb = layout.embedding_bytes(), s = layout.state_floats;
   Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   int cur = 0;
@@ -382,8 +383,8 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
   h5::Handle file;
   h5::Dataset ds[kColumns];
   STRATA_RETURN_IF_ERROR(OpenRankColumns(path, meta, file_rank, &file, ds));
-  const uint64_t batch = BatchRows(layout.dim);
-  Columns bufs[2] = {Columns(layout, std::min(batch, expect.rows)), Columns(layout, std::min(batch, expect.rows))};
+  const uint64_t batch = BufferRows(layout.dim, expect.rows);
+  Columns bufs[2] = {Columns(layout, batch), Columns(layout, batch)};
   const RawColumns raw(path, file.get(), ds, layout);
   auto read_batch = [&ds, &expect, &raw, batch](uint64_t first, Columns* cols) {
     h5::SilenceErrors();
@@ -415,7 +416,7 @@ Status ScanRankFile(const std::string& ckpt_path, const CheckpointMeta& meta, in
 uint64_t RankFileBufferBytes(const RowLayout& layout, uint64_t rows) {
   uint64_t column_bytes = 0;  // a row's, over the columns
   for (int c = 0; c < kColumns; ++c) column_bytes += ColumnRowBytes(c, layout);
-  return std::min(BatchRows(layout.dim), std::max<uint64_t>(1, rows)) * (2 * column_bytes + layout.bytes());
+  return BufferRows(layout.dim, rows) * (2 * column_bytes + layout.bytes());
 }
 
 Status LoadOwnedRows(const std::string& ckpt_path, const CheckpointMeta& meta, int rank,
