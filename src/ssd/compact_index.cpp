@@ -44,20 +44,28 @@ void StoreEntry(uint8_t* data, uint32_t i, uint64_t fingerprint, uint32_t loc) {
 }
 
 uint64_t Fingerprint(uint64_t entry) { return entry >> 32; }
-// Capacity for n entries: a sixteenth (at least 4 entries) of slack, about 3% of the bytes.
+// Capacity for n entries in an array of a block's own: a sixteenth (at least 4 entries) of
+// slack, about 3% of the bytes.
 uint32_t CapacityFor(uint32_t n) { return n + std::max<uint32_t>(4, n / 16); }
+// Capacity for n entries in a part's arena: room for a few single upserts until the next
+// large batch lays the part out again.
+uint32_t RoomInArena(uint32_t n) { return n + n / 32; }
 uint32_t Location(uint64_t entry) { return static_cast<uint32_t>(entry); }
 
 }  // namespace
 
-CompactIndex::CompactIndex() : blocks_(size_t{1} << kMinBlockBits), block_bits_(kMinBlockBits) {}
+CompactIndex::CompactIndex() : blocks_(size_t{1} << kMinBlockBits), arenas_(kParts), abandoned_(kParts), block_bits_(kMinBlockBits) {}
+
+CompactIndex::~CompactIndex() {
+  for (Block& b : blocks_) FreeOwnArray(&b, &entry_bytes_);
+}
 
 // Fingerprints are uniform over the block's range, so the entry's rank is close to its
 // proportional position: start there and step (a few entries, one or two cache lines).
 CompactIndex::Slot CompactIndex::Locate(uint64_t tag) const {
   Block* b = const_cast<Block*>(&BlockOf(tag));
   const uint64_t fp = tag & kFingerprintMask;
-  const uint8_t* d = b->data.get();
+  const uint8_t* d = b->data;
   uint32_t at = StartOf(*b, tag);
   while (at > 0 && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
   while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
@@ -78,7 +86,7 @@ void CompactIndex::PrefetchHeader(uint64_t key) const { __builtin_prefetch(&Bloc
 void CompactIndex::PrefetchEntries(uint64_t key) const {
   const uint64_t tag = TagOf(key);
   const Block& b = BlockOf(tag);
-  if (b.count > 0) __builtin_prefetch(b.data.get() + size_t{StartOf(b, tag)} * kEntryBytes);
+  if (b.count > 0) __builtin_prefetch(b.data + size_t{StartOf(b, tag)} * kEntryBytes);
 }
 
 uint32_t* CompactIndex::Overflowed(uint64_t key) {
@@ -98,7 +106,7 @@ bool CompactIndex::Find(uint64_t key, uint32_t* loc) const {
   }
   const Slot s = Locate(TagOf(key));
   if (!s.found) return false;
-  *loc = Location(LoadEntry(s.block->data.get(), s.at));
+  *loc = Location(LoadEntry(s.block->data, s.at));
   return true;
 }
 
@@ -121,7 +129,6 @@ void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* in
   const Batch batch{keys, had, old};
   Grouped grouped;
   std::latch is_grouped(1);
-  constexpr size_t kParts = 16;  // ranges of blocks, shared out over the threads
   std::vector<Additions> adds(kParts);
   // Tasks are taken in order: `beside` first, so that it starts at once, then the grouping
   // beside it, which the parts wait for (a serial run has finished it by then).
@@ -133,7 +140,7 @@ void CompactIndex::UpsertBatch(const uint64_t* keys, size_t n, const uint8_t* in
       return is_grouped.count_down();
     }
     is_grouped.wait();
-    adds[task - 2] = MergePart(task - 2, kParts, batch, grouped);
+    adds[task - 2] = MergePart(task - 2, batch, grouped);
   });
   for (Additions& add : adds) Commit(&add);
 }
@@ -153,106 +160,187 @@ CompactIndex::Grouped CompactIndex::GroupByBlock(const uint64_t* keys, size_t n,
   return g;
 }
 
-// Part p of `parts` equal ranges of blocks, each block with keys merged in one walk. It
-// visits only those blocks, going from one's keys to the next's, so a sparse batch (a
-// few keys per hundred blocks) costs its keys, not the index's blocks; the blocks a few
-// visits ahead are loaded meanwhile.
-CompactIndex::Additions CompactIndex::MergePart(size_t p, size_t parts, const Batch& batch, Grouped& grouped) {
+std::pair<size_t, size_t> CompactIndex::PartBlocks(size_t p) const {
+  return {blocks_.size() * p / kParts, blocks_.size() * (p + 1) / kParts};
+}
+
+// A batch that brings a part about a key for every few of its blocks rewrites the whole
+// part in one sequential pass (RebuildPart): a visit to a block elsewhere in memory waits
+// for its lines, a pass streams them. A sparse batch visits only its keys' blocks.
+CompactIndex::Additions CompactIndex::MergePart(size_t p, const Batch& batch, Grouped& grouped) {
+  constexpr size_t kBlocksPerKeyToRebuild = 4;
+  const auto [first, end] = PartBlocks(p);
+  PartScratch scratch;
+  if ((grouped.begin[end] - grouped.begin[first]) * kBlocksPerKeyToRebuild >= end - first) {
+    RebuildPart(p, batch, grouped, &scratch);
+  } else {
+    VisitBlocks(p, batch, grouped, &scratch);
+  }
+  return std::move(scratch.add);
+}
+
+// Visits only the part's blocks with keys, going from one's keys to the next's, so a
+// sparse batch (a few keys per hundred blocks) costs its keys, not the index's blocks; the
+// blocks a few visits ahead are loaded meanwhile.
+void CompactIndex::VisitBlocks(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch) {
   constexpr size_t kBlocksAhead = 8;
   const std::vector<uint32_t>& begin = grouped.begin;
   Pending* pending = grouped.pending.data();
   const int low_bits = kTagBits - block_bits_;
   const auto block_of = [&](size_t k) { return static_cast<size_t>(pending[k].tag >> low_bits); };
   const auto next = [&](size_t k) { return size_t{begin[block_of(k) + 1]}; };  // the next block's first key
-  const size_t first = begin[blocks_.size() * p / parts], end = begin[blocks_.size() * (p + 1) / parts];
+  const size_t first = begin[PartBlocks(p).first], end = begin[PartBlocks(p).second];
   size_t ahead = first;  // the first key of the next block to load
   for (size_t i = 0; i < kBlocksAhead && ahead < end; ++i, ahead = next(ahead)) PrefetchBlock(blocks_[block_of(ahead)]);
-  PartScratch scratch;
   for (size_t k = first; k < end; k = next(k)) {
     if (ahead < end) {
       PrefetchBlock(blocks_[block_of(ahead)]);
       ahead = next(ahead);
     }
-    MergeIntoBlock(&blocks_[block_of(k)], batch, pending + k, next(k) - k, &scratch);
+    MergeIntoBlock(&blocks_[block_of(k)], batch, pending + k, next(k) - k, scratch);
   }
-  return std::move(scratch.add);
+  DisbandIfAbandoned(p, &scratch->add.entry_bytes);
 }
 
-void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data.get(), size_t{b.count} * kEntryBytes); }
+size_t CompactIndex::PartOf(const Block* b) const {
+  return static_cast<size_t>(b - blocks_.data()) * kParts / blocks_.size();
+}
 
-// The block's upserts in one walk: pending (one block's keys, in the batch's order) sorted
-// by fingerprint, ties kept in order. The leading keys that are stored update their entries
-// in place (UpdateInPlace); the rest are merged with the block's entries into the part's
-// scratch array, in order: the entries below each key's fingerprint are copied as the walk
-// passes them, and the key then takes the entry of its fingerprint (the block's, or an
-// earlier batch key's) or a new one. The merged entries then go back into the block's
-// array, or into a regrown one when the block gained more than its room.
+// Once a quarter of a part's arena is slots its blocks left for arrays of their own (small
+// batches keep adding to blocks laid out with little room), the rest leave too and the
+// arena goes: the index holds no block twice for long. The next large batch lays the part
+// out again.
+void CompactIndex::DisbandIfAbandoned(size_t p, int64_t* bytes) {
+  if (abandoned_[p] * 4 <= arenas_[p].bytes()) return;
+  const auto [first, end] = PartBlocks(p);
+  for (size_t k = first; k < end; ++k) {
+    Block& b = blocks_[k];
+    if (b.own) continue;
+    if (b.count > 0) {
+      MoveToOwnArray(&b, CapacityFor(b.count), bytes);
+    } else {
+      b = Block{};
+    }
+  }
+  *bytes -= static_cast<int64_t>(arenas_[p].bytes());
+  arenas_[p] = Arena();
+  abandoned_[p] = 0;
+}
+
+void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data, size_t{b.count} * kEntryBytes); }
+
+// Every block of the part, its keys merged in, laid out again in a new arena, in order,
+// each with a little room; the old arena and any arrays of the blocks' own are freed after.
+// The blocks' upserts are planned first, so that the arena is sized to what they add.
+void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch) {
+  const auto [first, end] = PartBlocks(p);
+  std::vector<NewEntry>& added = scratch->added;
+  std::vector<uint32_t>& added_end = scratch->added_end;  // by block of the part
+  added.clear();
+  added_end.resize(end - first);
+  size_t room = 0;
+  for (size_t k = first; k < end; ++k) {
+    const size_t m = grouped.begin[k + 1] - grouped.begin[k], before = added.size();
+    if (m > 0) {
+      Pending* pending = grouped.pending.data() + grouped.begin[k];
+      SortByFingerprint(pending, m);
+      PlanInBlock(&blocks_[k], batch, pending, m, &added, &scratch->add);
+    }
+    added_end[k - first] = static_cast<uint32_t>(added.size());
+    room += RoomInArena(blocks_[k].count + static_cast<uint32_t>(added.size() - before));
+  }
+  Arena arena(room * kEntryBytes + kLoadPadding);
+  uint8_t* to = arena.data();
+  for (size_t k = first, from = 0; k < end; from = added_end[k - first], ++k) {
+    Block& b = blocks_[k];
+    const std::span<const NewEntry> block_added(added.data() + from, added_end[k - first] - from);
+    MergeEntries(b.data, b.count, block_added, to);
+    FreeOwnArray(&b, &scratch->add.entry_bytes);
+    b.data = to;
+    b.count += static_cast<uint32_t>(block_added.size());
+    b.cap = RoomInArena(b.count);
+    to += size_t{b.cap} * kEntryBytes;
+  }
+  scratch->add.entries += added.size();
+  scratch->add.entry_bytes += static_cast<int64_t>(arena.bytes()) - static_cast<int64_t>(arenas_[p].bytes());
+  arenas_[p] = std::move(arena);
+  abandoned_[p] = 0;
+}
+
+// The block's upserts: pending (one block's keys, in the batch's order) sorted by
+// fingerprint, ties kept in order, then one walk over the block's entries (PlanInBlock)
+// that sets found entries in place and lists the new ones, which then go in with a move of
+// each run of entries between them: within the block's array, from the top down, when it
+// has room, else into a regrown one. A batch spread over many blocks adds about one key to
+// each, so the runs are long and move as whole spans.
 void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch) {
   SortByFingerprint(pending, m);
-  const size_t updated = UpdateInPlace(b, batch, pending, m);
-  pending += updated;
-  m -= updated;
-  if (m == 0) return;
-  const uint32_t count = b->count;
-  std::vector<uint8_t>& merged = scratch->merged;
-  if (merged.size() < (count + m) * kEntryBytes + kLoadPadding) merged.resize((count + m) * kEntryBytes + kLoadPadding);
-  uint8_t* out = merged.data();
-  const uint8_t* d = b->data.get();
-  uint32_t j = 0, o = 0, inserted = 0;  // the block's entries [0, j) are in out[0, o)
-  for (const Pending& q : std::span(pending, m)) {
-    const size_t i = q.i;
-    if (q.indexed && UpdateOverflowed(batch, q)) continue;
-    const uint32_t fp = static_cast<uint32_t>(q.tag & kFingerprintMask);
-    for (; j < count; ++j, ++o) {
-      const uint64_t e = LoadEntry(d, j);
-      if (Fingerprint(e) > fp) break;
-      std::memcpy(out + size_t{o} * kEntryBytes, &e, sizeof(e));  // the 8th byte is the next entry's to write
-    }
-    if (o > 0 && Fingerprint(LoadEntry(out, o - 1)) == fp) {
-      if (!q.indexed) {  // another key holds this fingerprint
-        scratch->add.overflow.emplace_back(batch.keys[i], q.loc);
-      } else {  // key's own entry, or an earlier batch key's, which key takes as Upsert would
-        batch.had[i] = 1;
-        batch.old[i] = Location(LoadEntry(out, o - 1));
-        StoreEntry(out, o - 1, fp, q.loc);
-      }
-    } else {
-      StoreEntry(out, o++, fp, q.loc);
-      ++inserted;
-    }
-  }
-  if (j < count) std::memcpy(out + size_t{o} * kEntryBytes, d + size_t{j} * kEntryBytes, size_t{count - j} * kEntryBytes);
-  o += count - j;
-  if (o == 0) return;  // an empty block whose keys all overflowed
-  if (o > b->cap) {
-    const uint32_t old_cap = b->cap;
-    scratch->arrays.Give(old_cap, Adopt(b, scratch->arrays.Take(o), o, &scratch->add.entry_bytes));
-  }
-  std::memcpy(b->data.get(), out, size_t{o} * kEntryBytes);
-  b->count = o;
-  scratch->add.entries += inserted;
+  std::vector<NewEntry>& added = scratch->added;
+  added.clear();
+  PlanInBlock(b, batch, pending, m, &added, &scratch->add);
+  if (added.empty()) return;
+  const uint32_t count = b->count + static_cast<uint32_t>(added.size());
+  if (count > b->cap) MoveToOwnArray(b, CapacityFor(count), &scratch->add.entry_bytes);
+  MergeEntries(b->data, b->count, added, b->data);
+  b->count = count;
+  scratch->add.entries += added.size();
 }
 
-// The keys (sorted) of a block that are indexed, and so by Upsert's contract there, change
-// only their entries' locations: found by one walk and set in place, with no copy. Stops at
-// the first key that is not indexed or not found and returns its place (m when none is),
-// leaving the rest for the merge.
-size_t CompactIndex::UpdateInPlace(Block* b, const Batch& batch, const Pending* pending, size_t m) {
-  uint8_t* d = b->data.get();
+// Each key's place is found from the last key's (the keys are sorted) and its proportional
+// rank. A key takes the entry of its fingerprint when indexed (the block's, or an earlier
+// batch key's new one, as Upsert would) and goes to the overflow map when not (another key
+// holds the fingerprint); otherwise it gets a new entry.
+void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pending, size_t m,
+                               std::vector<NewEntry>* added, Additions* add) {
+  uint8_t* d = b->data;
   uint32_t at = 0;
-  for (size_t k = 0; k < m; ++k) {
-    const Pending& q = pending[k];
-    if (!q.indexed) return k;
-    const size_t i = q.i;
-    if (UpdateOverflowed(batch, q)) continue;
+  const size_t before = added->size();  // *added may hold earlier blocks' entries
+  for (const Pending& q : std::span(pending, m)) {
+    if (q.indexed && UpdateOverflowed(batch, q)) continue;
     const uint64_t fp = q.tag & kFingerprintMask;
+    const uint32_t lowest = at;
+    at = std::max(at, StartOf(*b, q.tag));
+    while (at > lowest && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
     while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
-    if (at == b->count || Fingerprint(LoadEntry(d, at)) != fp) return k;
-    batch.had[i] = 1;
-    batch.old[i] = Location(LoadEntry(d, at));
-    StoreEntry(d, at, fp, q.loc);
+    uint32_t* taken = nullptr;  // the location of the entry already holding fp
+    if (added->size() > before && added->back().fingerprint == fp) {
+      taken = &added->back().loc;
+    } else if (at < b->count && Fingerprint(LoadEntry(d, at)) == fp) {
+      if (q.indexed) {
+        batch.had[q.i] = 1;
+        batch.old[q.i] = Location(LoadEntry(d, at));
+        StoreEntry(d, at, fp, q.loc);
+        continue;
+      }
+    } else {
+      added->push_back(NewEntry{at, static_cast<uint32_t>(fp), q.loc});
+      continue;
+    }
+    if (!q.indexed) {
+      add->overflow.emplace_back(batch.keys[q.i], q.loc);
+    } else {
+      batch.had[q.i] = 1;
+      batch.old[q.i] = std::exchange(*taken, q.loc);
+    }
   }
-  return m;
+}
+
+// to: from's count entries with `added` among them (each before from's entry `before`),
+// top down, so that `to` may be `from` itself when it has room for them all.
+void CompactIndex::MergeEntries(const uint8_t* from, uint32_t count, std::span<const NewEntry> added, uint8_t* to) {
+  const auto move = [&](uint32_t first, uint32_t end, size_t shift) {
+    if (end > first && (from != to || shift > 0)) {
+      std::memmove(to + (first + shift) * kEntryBytes, from + size_t{first} * kEntryBytes, size_t{end - first} * kEntryBytes);
+    }
+  };
+  uint32_t end = count;
+  for (size_t k = added.size(); k-- > 0;) {
+    const NewEntry& e = added[k];
+    move(e.before, end, k + 1);
+    StoreEntry(to, static_cast<uint32_t>(e.before + k), e.fingerprint, e.loc);
+    end = e.before;
+  }
+  move(0, end, 0);
 }
 
 bool CompactIndex::UpdateOverflowed(const Batch& batch, const Pending& q) {
@@ -290,8 +378,8 @@ bool CompactIndex::UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint3
     add->overflow.emplace_back(key, loc);
     return false;
   }
-  *old = Location(LoadEntry(s.block->data.get(), s.at));
-  StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, loc);
+  *old = Location(LoadEntry(s.block->data, s.at));
+  StoreEntry(s.block->data, s.at, tag & kFingerprintMask, loc);
   return true;
 }
 
@@ -310,8 +398,8 @@ bool CompactIndex::ReplaceIf(uint64_t key, uint32_t from, uint32_t to) {
   }
   const uint64_t tag = TagOf(key);
   const Slot s = Locate(tag);
-  if (!s.found || Location(LoadEntry(s.block->data.get(), s.at)) != from) return false;
-  StoreEntry(s.block->data.get(), s.at, tag & kFingerprintMask, to);
+  if (!s.found || Location(LoadEntry(s.block->data, s.at)) != from) return false;
+  StoreEntry(s.block->data, s.at, tag & kFingerprintMask, to);
   return true;
 }
 
@@ -327,7 +415,7 @@ void CompactIndex::Erase(uint64_t key, uint32_t* loc) {
   const Slot s = Locate(TagOf(key));
   assert(s.found);
   Block* b = s.block;
-  uint8_t* d = b->data.get();
+  uint8_t* d = b->data;
   *loc = Location(LoadEntry(d, s.at));
   std::memmove(d + size_t{s.at} * kEntryBytes, d + (size_t{s.at} + 1) * kEntryBytes,
                size_t{b->count - s.at - 1} * kEntryBytes);
@@ -337,67 +425,67 @@ void CompactIndex::Erase(uint64_t key, uint32_t* loc) {
 
 void CompactIndex::Insert(const Slot& s, uint64_t tag, uint32_t loc) {
   Block* b = s.block;
-  if (b->count == b->cap) Reserve(b, CapacityFor(b->cap));
-  uint8_t* d = b->data.get();
+  if (b->count == b->cap) {
+    MoveToOwnArray(b, CapacityFor(b->cap), &entry_bytes_);
+    DisbandIfAbandoned(PartOf(b), &entry_bytes_);
+  }
+  uint8_t* d = b->data;
   std::memmove(d + (size_t{s.at} + 1) * kEntryBytes, d + size_t{s.at} * kEntryBytes,
                size_t{b->count - s.at} * kEntryBytes);
   StoreEntry(d, s.at, tag & kFingerprintMask, loc);
   ++b->count;
 }
 
-void CompactIndex::Reserve(Block* b, uint32_t cap) {
-  std::unique_ptr<uint8_t[]> data = Allocate(cap);
-  if (b->count > 0) std::memcpy(data.get(), b->data.get(), size_t{b->count} * kEntryBytes);
-  Adopt(b, std::move(data), cap, &entry_bytes_);
-}
-
 // Entries past a block's count are never read but by the masked load of the last one.
-std::unique_ptr<uint8_t[]> CompactIndex::Allocate(uint32_t cap) {
-  return std::make_unique_for_overwrite<uint8_t[]>(size_t{cap} * kEntryBytes + kLoadPadding);
+std::unique_ptr<uint8_t[]> CompactIndex::Allocate(size_t cap) {
+  return std::make_unique_for_overwrite<uint8_t[]>(cap * kEntryBytes + kLoadPadding);
 }
 
-std::unique_ptr<uint8_t[]> CompactIndex::Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap,
-                                                int64_t* bytes) {
-  const auto array_bytes = [](uint32_t c) { return static_cast<int64_t>(size_t{c} * kEntryBytes + kLoadPadding); };
-  *bytes += array_bytes(cap);
-  if (b->data != nullptr) *bytes -= array_bytes(b->cap);
+void CompactIndex::MoveToOwnArray(Block* b, uint32_t cap, int64_t* bytes) {
+  uint8_t* data = Allocate(cap).release();
+  if (b->count > 0) std::memcpy(data, b->data, size_t{b->count} * kEntryBytes);
+  if (!b->own && b->cap > 0) abandoned_[PartOf(b)] += size_t{b->cap} * kEntryBytes;
+  FreeOwnArray(b, bytes);
+  b->data = data;
   b->cap = cap;
-  return std::exchange(b->data, std::move(data));
+  b->own = 1;
+  *bytes += static_cast<int64_t>(size_t{cap} * kEntryBytes + kLoadPadding);
 }
 
-std::unique_ptr<uint8_t[]> CompactIndex::Recycler::Take(uint32_t cap) {
-  if (cap >= free_.size() || free_[cap].empty()) return Allocate(cap);
-  std::unique_ptr<uint8_t[]> data = std::move(free_[cap].back());
-  free_[cap].pop_back();
-  return data;
-}
-
-void CompactIndex::Recycler::Give(uint32_t cap, std::unique_ptr<uint8_t[]> data) {
-  if (data == nullptr || cap >= kMaxCap) return;  // freed here
-  if (cap >= free_.size()) free_.resize(cap + 1);
-  free_[cap].push_back(std::move(data));
+void CompactIndex::FreeOwnArray(Block* b, int64_t* bytes) {
+  if (!b->own) return;
+  delete[] b->data;
+  *bytes -= static_cast<int64_t>(size_t{b->cap} * kEntryBytes + kLoadPadding);
+  b->own = 0;
 }
 
 // Block i becomes blocks 2i and 2i+1 by the fingerprint bit below the block bits; entries
-// stay sorted, so each half is a prefix or suffix of the old array.
+// stay sorted, so each half is a prefix or suffix of the old array. The halves get arrays
+// of their own (the next large batch lays them out in arenas), part by part, each part's
+// arena freed when done, so that the index is never held twice.
 void CompactIndex::Split() {
   const uint64_t bit = uint64_t{1} << (kTagBits - block_bits_ - 1);
   std::vector<Block> next(blocks_.size() * 2);
-  entry_bytes_ = 0;  // counted again as the halves are reserved
-  for (size_t i = 0; i < blocks_.size(); ++i) {
-    Block& old = blocks_[i];
-    uint32_t cut = 0;
-    while (cut < old.count && !(Fingerprint(LoadEntry(old.data.get(), cut)) & bit)) ++cut;
-    const uint32_t parts[2][2] = {{0, cut}, {cut, old.count}};
-    for (int half = 0; half < 2; ++half) {
-      const uint32_t n = parts[half][1] - parts[half][0];
-      if (n == 0) continue;
-      Block& nb = next[2 * i + half];
-      Reserve(&nb, CapacityFor(n));
-      std::memcpy(nb.data.get(), old.data.get() + size_t{parts[half][0]} * kEntryBytes, size_t{n} * kEntryBytes);
-      nb.count = n;
+  entry_bytes_ = 0;  // counted again as the halves are made
+  for (size_t p = 0; p < kParts; ++p) {
+    const auto [first, end] = PartBlocks(p);
+    for (size_t i = first; i < end; ++i) {
+      Block& old = blocks_[i];
+      uint32_t cut = 0;
+      while (cut < old.count && !(Fingerprint(LoadEntry(old.data, cut)) & bit)) ++cut;
+      const uint32_t parts[2][2] = {{0, cut}, {cut, old.count}};
+      for (int half = 0; half < 2; ++half) {
+        Block& nb = next[2 * i + half];
+        nb.data = old.data + size_t{parts[half][0]} * kEntryBytes;  // read in place by the move
+        nb.count = parts[half][1] - parts[half][0];
+        if (nb.count > 0) MoveToOwnArray(&nb, CapacityFor(nb.count), &entry_bytes_);
+        if (nb.count == 0) nb.data = nullptr;
+      }
+      int64_t freed = 0;
+      FreeOwnArray(&old, &freed);
     }
-    old.data.reset();  // one block's copy at a time, not the whole index twice
+    arenas_[p] = Arena();
+    abandoned_[p] = 0;
   }
   blocks_ = std::move(next);
   ++block_bits_;
@@ -405,7 +493,7 @@ void CompactIndex::Split() {
 
 void CompactIndex::ForEachLocation(const std::function<void(uint32_t loc)>& fn) const {
   for (const Block& b : blocks_) {
-    for (uint32_t i = 0; i < b.count; ++i) fn(Location(LoadEntry(b.data.get(), i)));
+    for (uint32_t i = 0; i < b.count; ++i) fn(Location(LoadEntry(b.data, i)));
   }
   for (const auto& [key, loc] : overflow_) fn(loc);
 }

@@ -25,19 +25,27 @@
 // its block, the entry found for an indexed key is its own; the caller must know the key
 // is indexed (an absent key would take another's entry).
 //
+// Memory. The blocks are cut into 16 equal ranges (parts); a part's blocks keep their
+// entries one after another in its arena, in block order, with a little room each. A large
+// batch lays a part it brings many keys out again in one sequential pass (a block visited
+// elsewhere in memory waits for its lines; a pass streams them); a block that outgrows its
+// room moves to an array of its own until then (see DisbandIfAbandoned for the bound).
+//
 // Thread safety: none; SsdStore guards it with its index lock. UpsertBatch spreads one
 // large batch over threads itself: it groups the keys by block and each thread merges
-// them into a range of blocks.
+// them into a part.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "strata/common/huge_pages.h"
 #include "strata/common/spare_threads.h"
 
 namespace strata::ssd {
@@ -45,6 +53,9 @@ namespace strata::ssd {
 class CompactIndex {
  public:
   CompactIndex();
+  ~CompactIndex();
+  CompactIndex(const CompactIndex&) = delete;
+  CompactIndex& operator=(const CompactIndex&) = delete;
 
   // The candidate location of key (see above); false when key is certainly absent.
   bool Find(uint64_t key, uint32_t* loc) const;
@@ -83,16 +94,44 @@ class CompactIndex {
   size_t bytes() const;
 
  private:
+  // The index's blocks are cut into kParts equal ranges (powers of two, so that a split's
+  // halves of part p's blocks are the new part p's). A part's blocks keep their entries
+  // one after another in the part's arena, in block order, each with a little room; a
+  // block that outgrows its room moves to an array of its own until the part is rebuilt.
+  static constexpr size_t kParts = 16;
   struct Block {
-    std::unique_ptr<uint8_t[]> data;  // cap entries of kEntryBytes, + padding for 8-byte loads
+    uint8_t* data = nullptr;  // cap entries of kEntryBytes (+ padding for 8-byte loads)
     uint32_t count = 0;
-    uint32_t cap = 0;
+    uint32_t cap : 31 = 0;
+    uint32_t own : 1 = 0;  // data is an array of its own, not in the part's arena
+  };
+  // A part's arena: from 2 MiB pages once large (huge_pages.h), so that laying a part out
+  // again faults in a few pages, not thousands, and its blocks share TLB entries.
+  class Arena {
+   public:
+    Arena() = default;
+    explicit Arena(size_t bytes) : data_(HugePageAllocator<uint8_t>().allocate(bytes)), bytes_(bytes) {}
+    Arena(Arena&& other) noexcept : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    Arena& operator=(Arena&& other) noexcept {
+      std::swap(data_, other.data_);
+      std::swap(bytes_, other.bytes_);
+      return *this;
+    }
+    ~Arena() {
+      if (data_ != nullptr) HugePageAllocator<uint8_t>().deallocate(data_, bytes_);
+    }
+    uint8_t* data() const { return data_; }
+    size_t bytes() const { return bytes_; }
+
+   private:
+    uint8_t* data_ = nullptr;
+    size_t bytes_ = 0;
   };
   // What upserts add beyond their blocks' entries, applied by Commit: a batch's parts
   // collect their own, so that parts on other threads share nothing else.
   struct Additions {
     size_t entries = 0;
-    int64_t entry_bytes = 0;  // the change in the bytes of the parts' entry arrays
+    int64_t entry_bytes = 0;  // the change in the bytes of the parts' arenas and arrays
     std::vector<std::pair<uint64_t, uint32_t>> overflow;
   };
   // UpsertBatch's arguments, by the batch's positions, that the walks read or write
@@ -112,22 +151,14 @@ class CompactIndex {
     std::vector<Pending> pending;
     std::vector<uint32_t> begin;
   };
-  // Entry arrays a part of a large batch replaced, by capacity, for the part's later blocks
-  // to take instead of allocating: a load regrows most blocks once a batch, to sizes that
-  // repeat from block to block, and a heap's small-size caches hold only a few arrays
-  // each. What is left is freed with the part.
-  class Recycler {
-   public:
-    std::unique_ptr<uint8_t[]> Take(uint32_t cap);
-    void Give(uint32_t cap, std::unique_ptr<uint8_t[]> data);
-
-   private:
-    static constexpr uint32_t kMaxCap = 512;  // beyond any block's usual size
-    std::vector<std::vector<std::unique_ptr<uint8_t[]>>> free_;  // by capacity
+  struct NewEntry {  // a block's new entry, to go before the block's entry `before`
+    uint32_t before;
+    uint32_t fingerprint;
+    uint32_t loc;
   };
   struct PartScratch {  // what one part of a large batch reuses from block to block
-    std::vector<uint8_t> merged;  // a block's entries after its upserts
-    Recycler arrays;
+    std::vector<NewEntry> added;  // a block's new entries, in order (a rebuilt part's, by block)
+    std::vector<uint32_t> added_end;  // a rebuilt part's: where each block's end in `added`
     Additions add;
   };
   struct Slot {  // where a tag's entry is, or would go, in its block
@@ -150,13 +181,18 @@ class CompactIndex {
   // of key's own overflow entry).
   bool UpsertInBlock(uint64_t key, bool indexed, uint32_t loc, uint32_t* old, Additions* add);
   Grouped GroupByBlock(const uint64_t* keys, size_t n, const uint8_t* indexed, const uint32_t* locs) const;
-  // A large batch's upserts into one part of the blocks (see the .cpp); sorts its pending.
-  Additions MergePart(size_t p, size_t parts, const Batch& batch, Grouped& grouped);
+  // Part p's blocks [first, end).
+  std::pair<size_t, size_t> PartBlocks(size_t p) const;
+  // A large batch's upserts into part p (see the .cpp); sorts its pending.
+  Additions MergePart(size_t p, const Batch& batch, Grouped& grouped);
+  void VisitBlocks(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
+  void RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
-  // Sets in place the entries of the leading keys (sorted) that are indexed and found;
-  // returns how many it took.
-  size_t UpdateInPlace(Block* b, const Batch& batch, const Pending* pending, size_t m);
+  // The upserts of a block's keys (sorted) but its new entries, which it lists in *added.
+  void PlanInBlock(Block* b, const Batch& batch, const Pending* pending, size_t m, std::vector<NewEntry>* added,
+                   Additions* add);
+  static void MergeEntries(const uint8_t* from, uint32_t count, std::span<const NewEntry> added, uint8_t* to);
   // A batch key kept in the overflow map takes its entry there (had, old set): returns
   // whether it was there.
   bool UpdateOverflowed(const Batch& batch, const Pending& q);
@@ -164,19 +200,24 @@ class CompactIndex {
   // Counts the entries, moves the overflow keys into the map and splits as needed.
   void Commit(Additions* add);
   void Insert(const Slot& s, uint64_t tag, uint32_t loc);
-  // Gives b room for `cap` entries, keeping its count entries.
-  void Reserve(Block* b, uint32_t cap);
-  static std::unique_ptr<uint8_t[]> Allocate(uint32_t cap);
-  // b's entries become data (room for cap); returns its old array. Adds the change in
-  // b's array bytes to *bytes (the index's count, or a batch part's: a counter shared by
-  // the parts would bounce between their cores at every regrown block).
-  static std::unique_ptr<uint8_t[]> Adopt(Block* b, std::unique_ptr<uint8_t[]> data, uint32_t cap, int64_t* bytes);
+  // Moves b's count entries to an array of its own with room for cap; adds the change in
+  // bytes to *bytes (the index's count, or a batch part's: a counter shared by the parts
+  // would bounce between their cores at every regrown block).
+  void MoveToOwnArray(Block* b, uint32_t cap, int64_t* bytes);
+  size_t PartOf(const Block* b) const;
+  // Moves part p's blocks out of its arena, and frees it, once blocks have left much of it.
+  void DisbandIfAbandoned(size_t p, int64_t* bytes);
+  // Frees b's array if it has its own (its entries copied elsewhere first).
+  static void FreeOwnArray(Block* b, int64_t* bytes);
+  static std::unique_ptr<uint8_t[]> Allocate(size_t cap);
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;
+  std::vector<Arena> arenas_;  // by part
+  std::vector<size_t> abandoned_;  // by part: bytes of its arena that blocks left
   int block_bits_;
   size_t size_ = 0;  // entries in blocks
-  int64_t entry_bytes_ = 0;  // allocated in blocks (a batch's parts count theirs in Additions)
+  int64_t entry_bytes_ = 0;  // in arenas and arrays (a batch's parts count theirs in Additions)
   std::unordered_map<uint64_t, uint32_t> overflow_;
 };
 

@@ -28,6 +28,40 @@ std::pair<uint64_t, uint64_t> CollidingKeys(uint64_t from = 0) {
   }
 }
 
+// Two keys whose fingerprints (a tag's low 24 bits) are equal and whose blocks, at the
+// index's first 2^16, are neighbours: lower block's key first. A search over from, from + 1,
+// ... (deterministic; about a million keys).
+std::pair<uint64_t, uint64_t> NeighbourTwins(uint64_t from = 0) {
+  std::unordered_map<uint64_t, std::vector<uint64_t>> by_fingerprint;
+  const auto block_of = [](uint64_t key) { return (Mix64(key) >> 24) >> 24; };
+  for (uint64_t key = from;; ++key) {
+    std::vector<uint64_t>& twins = by_fingerprint[(Mix64(key) >> 24) & 0xffffff];
+    for (const uint64_t other : twins) {
+      if (block_of(other) + 1 == block_of(key)) return {other, key};
+      if (block_of(key) + 1 == block_of(other)) return {key, other};
+    }
+    twins.push_back(key);
+  }
+}
+
+// The same upserts into `batched` in one batch and into `serial` one by one: the same
+// results key by key and the same size after.
+void UpsertBoth(CompactIndex& serial, CompactIndex& batched, SpareThreads& threads, const std::vector<uint64_t>& keys,
+                const std::vector<uint8_t>& indexed, int round) {
+  std::vector<uint32_t> locs(keys.size()), old(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
+  std::vector<uint8_t> had(keys.size());
+  batched.UpsertBatch(keys.data(), keys.size(), indexed.data(), locs.data(), had.data(), old.data(), &threads);
+  int wrong = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    uint32_t serial_old = 0;
+    const bool serial_had = serial.Upsert(keys[i], indexed[i] != 0, locs[i], &serial_old);
+    wrong += serial_had != (had[i] != 0) || (serial_had && serial_old != old[i]);
+  }
+  CHECK(wrong == 0);
+  CHECK(batched.size() == serial.size());
+}
+
 }  // namespace
 
 TEST_CASE("ssd: location codec packs slot and record into 32 bits") {
@@ -80,18 +114,7 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
   CompactIndex serial, batched;
   SpareThreads threads(2);
   const auto upsert_both = [&](const std::vector<uint64_t>& keys, const std::vector<uint8_t>& indexed, int round) {
-    std::vector<uint32_t> locs(keys.size()), old(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) locs[i] = static_cast<uint32_t>(round * 1'000'000 + i);
-    std::vector<uint8_t> had(keys.size());
-    batched.UpsertBatch(keys.data(), keys.size(), indexed.data(), locs.data(), had.data(), old.data(), &threads);
-    int wrong = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      uint32_t serial_old = 0;
-      const bool serial_had = serial.Upsert(keys[i], indexed[i] != 0, locs[i], &serial_old);
-      wrong += serial_had != (had[i] != 0) || (serial_had && serial_old != old[i]);
-    }
-    CHECK(wrong == 0);
-    CHECK(batched.size() == serial.size());
+    UpsertBoth(serial, batched, threads, keys, indexed, round);
   };
   uint64_t next = 0;
   for (int round = 0; round < 3; ++round) {
@@ -146,6 +169,39 @@ TEST_CASE("ssd: a batch of upserts spread over threads leaves what the same upse
   // no more than the serial upserts' arrays, which keep slack.
   CHECK(batched.bytes() >= batched.size() * 7);
   CHECK(batched.bytes() <= serial.bytes());
+}
+
+TEST_CASE("ssd: a batch's new entry in one block is not taken for a key of the next with its fingerprint") {
+  // A batch dense enough to lay each range of blocks out again plans all their blocks in
+  // one list: x, new, is the last entry it adds to its block, and y, already indexed, the
+  // first key of the next block, with x's fingerprint. y must take its own entry, not x's.
+  const auto [x, y] = NeighbourTwins();
+  const auto block_of = [](uint64_t key) { return Mix64(key) >> 48; };
+  CompactIndex serial, batched;
+  SpareThreads threads(2);
+  uint64_t next = 0;
+  const auto fill = [&](std::vector<uint64_t>* keys, std::vector<uint8_t>* indexed) {
+    while (keys->size() < 100'000) {
+      const uint64_t key = (++next) * 0x9e3779b97f4a7c15ull;
+      if (block_of(key) == block_of(x) || block_of(key) == block_of(y)) continue;
+      keys->push_back(key);
+      indexed->push_back(0);
+    }
+  };
+  std::vector<uint64_t> keys = {y};
+  std::vector<uint8_t> indexed = {0};
+  fill(&keys, &indexed);
+  UpsertBoth(serial, batched, threads, keys, indexed, 0);
+  keys = {x, y};
+  indexed = {0, 1};
+  fill(&keys, &indexed);
+  UpsertBoth(serial, batched, threads, keys, indexed, 1);
+  for (const uint64_t k : {x, y}) {
+    uint32_t want = 0, got = 0;
+    REQUIRE(serial.Find(k, &want));
+    REQUIRE(batched.Find(k, &got));
+    CHECK(want == got);
+  }
 }
 
 TEST_CASE("ssd: compact index keeps fingerprint collisions apart") {
