@@ -498,6 +498,11 @@ void CompactIndex::ForEachLocation(const std::function<void(uint32_t loc)>& fn) 
   for (const auto& [key, loc] : overflow_) fn(loc);
 }
 
+double CompactIndex::PeakBytesPerKey(int threads) {
+  constexpr double kHeld = 7.7;
+  return kHeld * (1 + static_cast<double>(std::clamp<size_t>(threads, 1, kParts)) / kParts);
+}
+
 size_t CompactIndex::bytes() const {
   return blocks_.size() * sizeof(Block) + static_cast<size_t>(entry_bytes_) + overflow_.size() * kOverflowNodeBytes +
          (overflow_.empty() ? 0 : overflow_.bucket_count() * sizeof(void*));

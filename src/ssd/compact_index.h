@@ -89,6 +89,11 @@ class CompactIndex {
   // Visits every entry's location.
   void ForEachLocation(const std::function<void(uint32_t loc)>& fn) const;
 
+  // The most bytes a key the index holds: its entries, their room and the block table
+  // (7.4-7.7 from 2M to 16M keys in ssd_bench), and the parts that a large batch's
+  // `threads` lay out again at once, each held twice meanwhile.
+  static double PeakBytesPerKey(int threads);
+
   size_t size() const { return size_ + overflow_.size(); }
   // Bytes allocated: the block table, the entry arrays, the overflow map's nodes and buckets.
   size_t bytes() const;

@@ -580,4 +580,6 @@ Status OpenSsdStore(const SsdOptions& opts, std::unique_ptr<RowStore>* out) {
   return Status::OK();
 }
 
+double SsdIndexPeakBytesPerKey(int threads) { return ssd::CompactIndex::PeakBytesPerKey(threads); }
+
 }  // namespace strata

@@ -22,7 +22,6 @@ constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handl
 constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
 constexpr double kGpuTableRowOverhead = 36;  // a GPU table: 2 to 4 slots a row of key and row index
 constexpr double kAdmissionBytesPerKey = 26;  // 13 bytes a pending key at load 0.375-0.75 (ps/admission.h)
-constexpr double kSsdIndexBytesPerKey = 7.4;  // the SSD-PS's compact index (ssd_bench)
 constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS
 constexpr double kKeyBytes = sizeof(uint64_t);
 
@@ -99,7 +98,9 @@ MemoryPlan PlanMemory(const TrainOptions& o, const KeySample& keys, int64_t base
   if (cached) {
     const double budget = o.mem_cache_gb * 1e9;
     p.dram.push_back({"MEM-PS cache", std::min(budget, model * (rb + kMemPsRowOverheadBytes)), "--mem-cache-gb"});
-    p.dram.push_back({"SSD-PS index and the MEM-PS's filter", model * (kSsdIndexBytesPerKey + kWrittenFilterBytesPerKey), ""});
+    // The SSD-PS's index with as many threads as a rank alone on its node would get.
+    const double index = SsdIndexPeakBytesPerKey(ThreadsOfRank(o, 1));
+    p.dram.push_back({"SSD-PS index and the MEM-PS's filter", model * (index + kWrittenFilterBytesPerKey), ""});
     p.dram.push_back({"SSD-PS write buffers", static_cast<double>(SsdOptions().write_buffer_total()), ""});
     p.dram.push_back({"MEM-PS eviction batch", static_cast<double>(MemPsOptions().eviction_batch_rows()) * (rb + sizeof(uint64_t) + 1), ""});
     const double records = model * (rb + ssd::kRecordOverhead);

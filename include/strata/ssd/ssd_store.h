@@ -84,6 +84,9 @@ struct SsdOptions {
                                          // fsync, sealed segments compactable at once
 };
 
+// DRAM bytes a key the SSD-PS's index may take, at most, with `threads` (SsdOptions).
+double SsdIndexPeakBytesPerKey(int threads);
+
 class SsdStore : public RowStore {
  public:
   // Runs one compaction round now on the calling thread's behalf: rewrites every segment
