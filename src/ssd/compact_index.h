@@ -90,7 +90,7 @@ class CompactIndex {
   void ForEachLocation(const std::function<void(uint32_t loc)>& fn) const;
 
   // The most bytes a key the index holds: its entries, their room and the block table
-  // (7.4-7.7 from 2M to 16M keys in ssd_bench), and the parts that a large batch's
+  // (7.4-7.9 from 2M to 16M keys), and the parts that a large batch's
   // `threads` lay out again at once, each held twice meanwhile.
   static double PeakBytesPerKey(int threads);
 
