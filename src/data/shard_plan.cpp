@@ -97,18 +97,62 @@ std::string JoinNames(const std::vector<std::string>& files) {
   return out;
 }
 
+// A counting scan notes where every kMarkEvery-th line of a plain file starts, so that
+// the stripe starts, known only once every file is counted, are found by reading on from
+// the mark before each, not by scanning the file again: W reads of at most kMarkEvery lines.
+constexpr uint64_t kMarkEvery = 4096;
+
 // For kContiguousChunks: scans every file for its lines (N in all) and sets *stripe_lines
-// to ceil(N / W).
+// to ceil(N / W). A plain file's scan notes marks (its stripe_start for stripes of
+// kMarkEvery lines).
 Status CountLines(const std::vector<std::string>& files, int num_workers, std::vector<char>* buf,
                   std::vector<FileScan>* scans, uint64_t* stripe_lines) {
   scans->resize(files.size());
   uint64_t total = 0;
   for (size_t i = 0; i < files.size(); ++i) {
-    STRATA_RETURN_IF_ERROR(ScanFile(files[i], 0, std::numeric_limits<uint64_t>::max(), buf, &(*scans)[i]));
+    STRATA_RETURN_IF_ERROR(ScanFile(files[i], 0, kMarkEvery, buf, &(*scans)[i]));
     total += (*scans)[i].info.lines;
   }
   const auto workers = static_cast<uint64_t>(num_workers);
   *stripe_lines = std::max<uint64_t>(1, (total + workers - 1) / workers);
+  return Status::OK();
+}
+
+// Where line `line` (< its lines) of a plain file that a counting scan marked starts.
+Status SeekLine(const FileScan& counted, uint64_t line, std::vector<char>* buf, uint64_t* start) {
+  const uint64_t mark = line / kMarkEvery;
+  *start = counted.LineStart(mark * kMarkEvery, kMarkEvery);
+  uint64_t to_pass = line - mark * kMarkEvery;  // newlines between the mark and the line
+  ByteSource source;
+  STRATA_RETURN_IF_ERROR(source.Open(counted.info.path, FileEncoding::kPlain, *start, kToEnd));
+  while (to_pass > 0) {
+    size_t got = 0;
+    STRATA_RETURN_IF_ERROR(source.Read(buf->data(), buf->size(), &got));
+    if (got == 0) return Status::Corruption(counted.info.path + ": changed while its lines were counted");
+    const char* p = buf->data();
+    const char* end = p + got;
+    while (to_pass > 0) {
+      const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+      if (nl == nullptr) break;
+      p = static_cast<const char*>(nl) + 1;
+      --to_pass;
+    }
+    *start += static_cast<uint64_t>(to_pass == 0 ? p - buf->data() : got);
+  }
+  return Status::OK();
+}
+
+// A counted plain file (line 0 global line `global_first`) with its stripe starts found
+// from its marks (SeekLine), as ScanFile would have noted them.
+Status MarkStripeStarts(const FileScan& counted, uint64_t global_first, uint64_t stripe_lines,
+                        std::vector<char>* buf, FileScan* scan) {
+  scan->info = counted.info;
+  scan->first_stripe_line = stripe_lines - global_first % stripe_lines;
+  for (uint64_t line = scan->first_stripe_line; line < counted.info.lines; line += stripe_lines) {
+    uint64_t start = 0;
+    STRATA_RETURN_IF_ERROR(SeekLine(counted, line, buf, &start));
+    scan->stripe_start.push_back(start);
+  }
   return Status::OK();
 }
 
@@ -191,10 +235,12 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64
   plan.chunks_.resize(static_cast<size_t>(num_workers));
   for (size_t i = 0; i < files.size(); ++i) {
     FileScan scan;
-    if (!counted.empty() && counted[i].info.encoding != FileEncoding::kPlain) {
-      scan = std::move(counted[i]);  // whole already: only a plain file notes stripe starts
-    } else {
+    if (counted.empty()) {
       STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
+    } else if (counted[i].info.encoding == FileEncoding::kPlain) {
+      STRATA_RETURN_IF_ERROR(MarkStripeStarts(counted[i], plan.total_lines_, stripe_lines, &buf, &scan));
+    } else {
+      scan = std::move(counted[i]);  // whole already: only a plain file notes stripe starts
     }
     if (stripe_lines == kWholeFiles) {
       DealFile(scan, static_cast<uint32_t>(i), &plan.chunks_);

@@ -34,6 +34,16 @@ Status CheckAllParquet(const ShardPlan& plan) {
 
 // Rank 0 expands the globs, plans the shards and checks the files' headers against the
 // schema; every rank receives the same plan.
+// Whole files dealt out in turn: each worker needs one at least. Told before the files are
+// scanned, which is the plan's longest part.
+Status CheckFilesForWorkers(size_t files, int workers, int ranks, const TrainOptions& o) {
+  if (files >= static_cast<size_t>(workers)) return Status::OK();
+  return Status::InvalidArgument(fmt::format(
+      "--worker-input files: {} training file{} for {} workers ({} ranks x --workers-per-rank {}); a worker "
+      "would read nothing: give at least as many files, or --worker-input stripes",
+      files, files == 1 ? "" : "s", workers, ranks, o.workers_per_rank));
+}
+
 Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, uint64_t stripe_lines,
                  const TrainOptions& o, ShardPlan* plan) {
   std::string bytes;
@@ -41,6 +51,7 @@ Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int worke
   if (comm->rank() == 0) {
     std::vector<std::string> files;
     local = ExpandInputs(patterns, &files);
+    if (local.ok() && stripe_lines == kWholeFiles) local = CheckFilesForWorkers(files.size(), workers, comm->size(), o);
     if (local.ok()) local = PlanShards(files, workers, stripe_lines, plan);
     if (local.ok() && o.format == "parquet") local = CheckAllParquet(*plan);
     if (local.ok()) local = CheckHeaders(*plan, o.input);
@@ -233,13 +244,6 @@ Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
                                 : o.worker_input == WorkerInput::kParts ? kContiguousChunks
                                                                         : kWholeFiles;
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, train_stripe, o, &out->train_plan));
-  const size_t files = out->train_plan.files().size();
-  if (o.worker_input == WorkerInput::kFiles && files < static_cast<size_t>(out->workers)) {
-    return Status::InvalidArgument(fmt::format(
-        "--worker-input files: {} training file{} for {} workers ({} ranks x --workers-per-rank {}); a worker "
-        "would read nothing: give at least as many files, or --worker-input stripes",
-        files, files == 1 ? "" : "s", out->workers, comm->size(), o.workers_per_rank));
-  }
   out->has_eval = !o.eval.empty();
   if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, kContiguousChunks, o, &out->eval_plan));
   return Status::OK();

@@ -1,6 +1,7 @@
 // ShardPlan and ExpandInputs: every line read exactly once, in stripes dealt out in turn,
 // for several worker counts and stripe sizes over plain, gzip and unterminated files, or in
-// whole files dealt out in turn; a step's batches are one reader's consecutive lines; plans depend only on (files, W, S);
+// whole files dealt out in turn; a contiguous plan equals the striped plan of its stripe
+// size; a step's batches are one reader's consecutive lines; plans depend only on (files, W, S);
 // wire round trip; clear errors for missing, unmatched and empty inputs.
 #include <doctest/doctest.h>
 
@@ -107,6 +108,27 @@ TEST_CASE("data: contiguous chunks are stripes of ceil(N / W) lines") {
   std::vector<int> in_order(25);
   std::iota(in_order.begin(), in_order.end(), 0);
   CHECK(all == in_order);  // worker order is input order
+}
+
+TEST_CASE("data: a contiguous plan is the striped plan of its stripe size") {
+  // Plain files of several thousand lines, where the contiguous plan finds its stripe
+  // starts from the marks its counting scan left (every 4096th line), beside a gzip file
+  // and a plain file without a final newline: the same plan as one scan noting them.
+  TempDir dir;
+  test::WriteText(dir.File("a.tsv"), Rows(0, 9000));
+  test::WriteGzip(dir.File("b.tsv.gz"), Rows(9000, 5000));
+  test::WriteText(dir.File("c.tsv"), Rows(14000, 12289, false));
+  test::WriteText(dir.File("d.tsv"), Rows(26289, 4096));
+  const std::vector<std::string> files = {dir.File("a.tsv"), dir.File("b.tsv.gz"), dir.File("c.tsv"),
+                                          dir.File("d.tsv")};
+  for (int workers : {1, 2, 3, 7, 64}) {
+    CAPTURE(workers);
+    ShardPlan contiguous, striped;
+    REQUIRE(PlanShards(files, workers, kContiguousChunks, &contiguous).ok());
+    REQUIRE(PlanShards(files, workers, contiguous.stripe_lines(), &striped).ok());
+    CHECK(contiguous.stripe_lines() == (30385 + workers - 1) / workers);
+    CHECK(contiguous.Serialize() == striped.Serialize());
+  }
 }
 
 TEST_CASE("data: whole files dealt out in turn: file k, all its lines, to worker k mod W") {
