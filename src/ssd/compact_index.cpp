@@ -234,37 +234,36 @@ void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data, size_t{b
 
 // Every block of the part, its keys merged in, laid out again in a new arena, in order,
 // each with a little room; the old arena and any arrays of the blocks' own are freed after.
-// The blocks' upserts are planned first, so that the arena is sized to what they add.
+// Each block is planned and moved in turn, so its lines are read once. The arena has room
+// for every key not indexed to add an entry (PlanInBlock adds no other).
 void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch) {
   const auto [first, end] = PartBlocks(p);
-  std::vector<NewEntry>& added = scratch->added;
-  std::vector<uint32_t>& added_end = scratch->added_end;  // by block of the part
-  added.clear();
-  added_end.resize(end - first);
   size_t room = 0;
   for (size_t k = first; k < end; ++k) {
-    const size_t m = grouped.begin[k + 1] - grouped.begin[k], before = added.size();
-    if (m > 0) {
-      Pending* pending = grouped.pending.data() + grouped.begin[k];
-      SortByFingerprint(pending, m);
-      PlanInBlock(&blocks_[k], batch, pending, m, &added, &scratch->add);
-    }
-    added_end[k - first] = static_cast<uint32_t>(added.size());
-    room += RoomInArena(blocks_[k].count + static_cast<uint32_t>(added.size() - before));
+    uint32_t fresh = 0;
+    for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
+    room += RoomInArena(blocks_[k].count + fresh);
   }
   Arena arena(room * kEntryBytes + kLoadPadding);
   uint8_t* to = arena.data();
-  for (size_t k = first, from = 0; k < end; from = added_end[k - first], ++k) {
+  std::vector<NewEntry>& added = scratch->added;
+  for (size_t k = first; k < end; ++k) {
     Block& b = blocks_[k];
-    const std::span<const NewEntry> block_added(added.data() + from, added_end[k - first] - from);
-    MergeEntries(b.data, b.count, block_added, to);
+    added.clear();
+    if (const size_t m = grouped.begin[k + 1] - grouped.begin[k]; m > 0) {
+      Pending* pending = grouped.pending.data() + grouped.begin[k];
+      SortByFingerprint(pending, m);
+      PlanInBlock(&b, batch, pending, m, &added, &scratch->add);
+    }
+    MergeEntries(b.data, b.count, added, to);
     FreeOwnArray(&b, &scratch->add.entry_bytes);
+    scratch->add.entries += added.size();
     b.data = to;
-    b.count += static_cast<uint32_t>(block_added.size());
+    b.count += static_cast<uint32_t>(added.size());
     b.cap = RoomInArena(b.count);
     to += size_t{b.cap} * kEntryBytes;
   }
-  scratch->add.entries += added.size();
+  assert(to <= arena.data() + room * kEntryBytes);
   scratch->add.entry_bytes += static_cast<int64_t>(arena.bytes()) - static_cast<int64_t>(arenas_[p].bytes());
   arenas_[p] = std::move(arena);
   abandoned_[p] = 0;
@@ -292,12 +291,13 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
 // Each key's place is found from the last key's (the keys are sorted) and its proportional
 // rank. A key takes the entry of its fingerprint when indexed (the block's, or an earlier
 // batch key's new one, as Upsert would) and goes to the overflow map when not (another key
-// holds the fingerprint); otherwise it gets a new entry.
+// holds the fingerprint); otherwise a key not indexed gets a new entry, and one said to be
+// indexed but not found (a caller's error) goes to the overflow map, which is exact, so
+// that only keys not indexed add entries (RebuildPart sizes its arena so).
 void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pending, size_t m,
                                std::vector<NewEntry>* added, Additions* add) {
   uint8_t* d = b->data;
   uint32_t at = 0;
-  const size_t before = added->size();  // *added may hold earlier blocks' entries
   for (const Pending& q : std::span(pending, m)) {
     if (q.indexed && UpdateOverflowed(batch, q)) continue;
     const uint64_t fp = q.tag & kFingerprintMask;
@@ -306,7 +306,7 @@ void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pend
     while (at > lowest && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
     while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
     uint32_t* taken = nullptr;  // the location of the entry already holding fp
-    if (added->size() > before && added->back().fingerprint == fp) {
+    if (!added->empty() && added->back().fingerprint == fp) {
       taken = &added->back().loc;
     } else if (at < b->count && Fingerprint(LoadEntry(d, at)) == fp) {
       if (q.indexed) {
@@ -315,11 +315,11 @@ void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pend
         StoreEntry(d, at, fp, q.loc);
         continue;
       }
-    } else {
+    } else if (!q.indexed) {
       added->push_back(NewEntry{at, static_cast<uint32_t>(fp), q.loc});
       continue;
     }
-    if (!q.indexed) {
+    if (!q.indexed || taken == nullptr) {
       add->overflow.emplace_back(batch.keys[q.i], q.loc);
     } else {
       batch.had[q.i] = 1;

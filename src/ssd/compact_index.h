@@ -162,8 +162,7 @@ class CompactIndex {
     uint32_t loc;
   };
   struct PartScratch {  // what one part of a large batch reuses from block to block
-    std::vector<NewEntry> added;  // a block's new entries, in order (a rebuilt part's, by block)
-    std::vector<uint32_t> added_end;  // a rebuilt part's: where each block's end in `added`
+    std::vector<NewEntry> added;  // a block's new entries, in order
     Additions add;
   };
   struct Slot {  // where a tag's entry is, or would go, in its block
@@ -194,7 +193,8 @@ class CompactIndex {
   void RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
-  // The upserts of a block's keys (sorted) but its new entries, which it lists in *added.
+  // The upserts of a block's keys (sorted) but its new entries, which it lists in *added
+  // (empty before).
   void PlanInBlock(Block* b, const Batch& batch, const Pending* pending, size_t m, std::vector<NewEntry>* added,
                    Additions* add);
   static void MergeEntries(const uint8_t* from, uint32_t count, std::span<const NewEntry> added, uint8_t* to);
