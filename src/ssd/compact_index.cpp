@@ -60,16 +60,10 @@ CompactIndex::~CompactIndex() {
   for (Block& b : blocks_) FreeOwnArray(&b, &entry_bytes_);
 }
 
-// Fingerprints are uniform over the block's range, so the entry's rank is close to its
-// proportional position: start there and step (a few entries, one or two cache lines).
 CompactIndex::Slot CompactIndex::Locate(uint64_t tag) const {
   Block* b = const_cast<Block*>(&BlockOf(tag));
-  const uint64_t fp = tag & kFingerprintMask;
-  const uint8_t* d = b->data;
-  uint32_t at = StartOf(*b, tag);
-  while (at > 0 && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
-  while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
-  const bool found = at < b->count && Fingerprint(LoadEntry(d, at)) == fp;
+  const uint32_t at = PlaceFrom(*b, tag, 0);
+  const bool found = at < b->count && Fingerprint(LoadEntry(b->data, at)) == (tag & kFingerprintMask);
   return Slot{b, at, found};
 }
 
@@ -301,10 +295,7 @@ void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pend
   for (const Pending& q : std::span(pending, m)) {
     if (q.indexed && UpdateOverflowed(batch, q)) continue;
     const uint64_t fp = q.tag & kFingerprintMask;
-    const uint32_t lowest = at;
-    at = std::max(at, StartOf(*b, q.tag));
-    while (at > lowest && Fingerprint(LoadEntry(d, at - 1)) >= fp) --at;
-    while (at < b->count && Fingerprint(LoadEntry(d, at)) < fp) ++at;
+    at = PlaceFrom(*b, q.tag, at);
     uint32_t* taken = nullptr;  // the location of the entry already holding fp
     if (!added->empty() && added->back().fingerprint == fp) {
       taken = &added->back().loc;
@@ -326,6 +317,16 @@ void CompactIndex::PlanInBlock(Block* b, const Batch& batch, const Pending* pend
       batch.old[q.i] = std::exchange(*taken, q.loc);
     }
   }
+}
+
+// Fingerprints are uniform over the block's range, so the entry's rank is close to its
+// proportional position: start there and step (a few entries, one or two cache lines).
+uint32_t CompactIndex::PlaceFrom(const Block& b, uint64_t tag, uint32_t lowest) const {
+  const uint64_t fp = tag & kFingerprintMask;
+  uint32_t at = std::max(lowest, StartOf(b, tag));
+  while (at > lowest && Fingerprint(LoadEntry(b.data, at - 1)) >= fp) --at;
+  while (at < b.count && Fingerprint(LoadEntry(b.data, at)) < fp) ++at;
+  return at;
 }
 
 // to: from's count entries with `added` among them (each before from's entry `before`),

@@ -197,6 +197,9 @@ class CompactIndex {
   // (empty before).
   void PlanInBlock(Block* b, const Batch& batch, const Pending* pending, size_t m, std::vector<NewEntry>* added,
                    Additions* add);
+  // Where tag's fingerprint is or would go among b's entries, at `lowest` or after (a
+  // sorted walk's last place), looked for from its proportional rank.
+  uint32_t PlaceFrom(const Block& b, uint64_t tag, uint32_t lowest) const;
   static void MergeEntries(const uint8_t* from, uint32_t count, std::span<const NewEntry> added, uint8_t* to);
   // A batch key kept in the overflow map takes its entry there (had, old set): returns
   // whether it was there.
