@@ -220,28 +220,27 @@ void CompactIndex::DisbandIfAbandoned(size_t p, int64_t* bytes) {
     }
   }
   *bytes -= static_cast<int64_t>(arenas_[p].bytes());
-  arenas_[p] = Arena();
+  arenas_[p] = PartArena();
   abandoned_[p] = 0;
 }
 
 void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data, size_t{b.count} * kEntryBytes); }
 
-// Every block of the part, its keys merged in, laid out again in a new arena, in order,
-// each with a little room; the old arena and any arrays of the blocks' own are freed after.
-// Each block is planned and moved in turn, so its lines are read once. The arena has room
-// for every key not indexed to add an entry (PlanInBlock adds no other).
+// Every block of the part, its keys merged in, laid out again: in the part's arena, grown
+// where it lies, when it has one that can grow so far (only the growth is new memory),
+// else in a new one. The blocks are planned and moved one at a time from the top down, so
+// a block's lines are read once and none is overwritten before it moves; the old arena
+// and any arrays of the blocks' own are freed after.
 void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch) {
   const auto [first, end] = PartBlocks(p);
-  size_t room = 0;
-  for (size_t k = first; k < end; ++k) {
-    uint32_t fresh = 0;
-    for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
-    room += RoomInArena(blocks_[k].count + fresh);
-  }
-  Arena arena(room * kEntryBytes + kLoadPadding);
-  uint8_t* to = arena.data();
+  PartArena& arena = arenas_[p];
+  const auto old_bytes = static_cast<int64_t>(arena.bytes());
+  std::vector<size_t>& slots = scratch->slots;
+  const bool in_place = arena.data() != nullptr && arena.Grow(PlanSlots(p, grouped, arena.data(), &slots));
+  PartArena fresh = in_place ? PartArena() : PartArena(PlanSlots(p, grouped, nullptr, &slots));
+  uint8_t* base = in_place ? arena.data() : fresh.data();
   std::vector<NewEntry>& added = scratch->added;
-  for (size_t k = first; k < end; ++k) {
+  for (size_t k = end; k-- > first;) {
     Block& b = blocks_[k];
     added.clear();
     if (const size_t m = grouped.begin[k + 1] - grouped.begin[k]; m > 0) {
@@ -249,18 +248,34 @@ void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, P
       SortByFingerprint(pending, m);
       PlanInBlock(&b, batch, pending, m, &added, &scratch->add);
     }
+    uint8_t* to = base + slots[k - first];
     MergeEntries(b.data, b.count, added, to);
     FreeOwnArray(&b, &scratch->add.entry_bytes);
     scratch->add.entries += added.size();
     b.data = to;
     b.count += static_cast<uint32_t>(added.size());
-    b.cap = RoomInArena(b.count);
-    to += size_t{b.cap} * kEntryBytes;
+    b.cap = static_cast<uint32_t>((slots[k - first + 1] - slots[k - first]) / kEntryBytes);
   }
-  assert(to <= arena.data() + room * kEntryBytes);
-  scratch->add.entry_bytes += static_cast<int64_t>(arena.bytes()) - static_cast<int64_t>(arenas_[p].bytes());
-  arenas_[p] = std::move(arena);
+  if (!in_place) arena = std::move(fresh);
+  scratch->add.entry_bytes += static_cast<int64_t>(arena.bytes()) - old_bytes;
   abandoned_[p] = 0;
+}
+
+size_t CompactIndex::PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base,
+                               std::vector<size_t>* slots) const {
+  const auto [first, end] = PartBlocks(p);
+  slots->resize(end - first + 1);
+  size_t at = 0;
+  for (size_t k = first; k < end; ++k) {
+    const Block& b = blocks_[k];
+    if (old_base != nullptr && !b.own && b.data != nullptr) at = std::max(at, static_cast<size_t>(b.data - old_base));
+    uint32_t fresh = 0;  // PlanInBlock adds entries for keys not indexed only
+    for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
+    (*slots)[k - first] = at;
+    at += size_t{RoomInArena(b.count + fresh)} * kEntryBytes;
+  }
+  (*slots)[end - first] = at;
+  return at + kLoadPadding;
 }
 
 // The block's upserts: pending (one block's keys, in the batch's order) sorted by
@@ -489,7 +504,7 @@ void CompactIndex::Split() {
       int64_t freed = 0;
       FreeOwnArray(&old, &freed);
     }
-    arenas_[p] = Arena();
+    arenas_[p] = PartArena();
     abandoned_[p] = 0;
   }
   blocks_ = std::move(next);

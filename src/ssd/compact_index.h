@@ -26,10 +26,11 @@
 // is indexed (an absent key would take another's entry).
 //
 // Memory. The blocks are cut into 16 equal ranges (parts); a part's blocks keep their
-// entries one after another in its arena, in block order, with a little room each. A large
-// batch lays a part it brings many keys out again in one sequential pass (a block visited
-// elsewhere in memory waits for its lines; a pass streams them); a block that outgrows its
-// room moves to an array of its own until then (see DisbandIfAbandoned for the bound).
+// entries one after another in its arena (part_arena.h), in block order, with a little
+// room each. A large batch lays a part it brings many keys out again in one sequential
+// pass, in place where its arena can grow (a block visited elsewhere in memory waits for
+// its lines; a pass streams them); a block that outgrows its room moves to an array of its
+// own until then (see DisbandIfAbandoned for the bound).
 //
 // Thread safety: none; SsdStore guards it with its index lock. UpsertBatch spreads one
 // large batch over threads itself: it groups the keys by block and each thread merges
@@ -45,7 +46,7 @@
 #include <utility>
 #include <vector>
 
-#include "strata/common/huge_pages.h"
+#include "ssd/part_arena.h"
 #include "strata/common/spare_threads.h"
 
 namespace strata::ssd {
@@ -110,28 +111,6 @@ class CompactIndex {
     uint32_t cap : 31 = 0;
     uint32_t own : 1 = 0;  // data is an array of its own, not in the part's arena
   };
-  // A part's arena: from 2 MiB pages once large (huge_pages.h), so that laying a part out
-  // again faults in a few pages, not thousands, and its blocks share TLB entries.
-  class Arena {
-   public:
-    Arena() = default;
-    explicit Arena(size_t bytes) : data_(HugePageAllocator<uint8_t>().allocate(bytes)), bytes_(bytes) {}
-    Arena(Arena&& other) noexcept : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-    Arena& operator=(Arena&& other) noexcept {
-      std::swap(data_, other.data_);
-      std::swap(bytes_, other.bytes_);
-      return *this;
-    }
-    ~Arena() {
-      if (data_ != nullptr) HugePageAllocator<uint8_t>().deallocate(data_, bytes_);
-    }
-    uint8_t* data() const { return data_; }
-    size_t bytes() const { return bytes_; }
-
-   private:
-    uint8_t* data_ = nullptr;
-    size_t bytes_ = 0;
-  };
   // What upserts add beyond their blocks' entries, applied by Commit: a batch's parts
   // collect their own, so that parts on other threads share nothing else.
   struct Additions {
@@ -163,6 +142,7 @@ class CompactIndex {
   };
   struct PartScratch {  // what one part of a large batch reuses from block to block
     std::vector<NewEntry> added;  // a block's new entries, in order
+    std::vector<size_t> slots;  // a rebuilt part's: where each block's entries go (PlanSlots)
     Additions add;
   };
   struct Slot {  // where a tag's entry is, or would go, in its block
@@ -191,6 +171,12 @@ class CompactIndex {
   Additions MergePart(size_t p, const Batch& batch, Grouped& grouped);
   void VisitBlocks(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
   void RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
+  // Where a rebuilt part's blocks go: (*slots)[k] the byte offset of block first + k's
+  // entries, (*slots)[blocks] the end; each slot has room for the block's entries, every
+  // key of the batch not indexed among them, and a little more. With old_base (the part's
+  // arena), no slot starts before its block's present place there, so that the blocks can
+  // move up in place from the top down. Returns the arena's bytes.
+  size_t PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots) const;
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
   // The upserts of a block's keys (sorted) but its new entries, which it lists in *added
@@ -221,7 +207,7 @@ class CompactIndex {
   void Split();  // doubles the blocks
 
   std::vector<Block> blocks_;
-  std::vector<Arena> arenas_;  // by part
+  std::vector<PartArena> arenas_;  // by part
   std::vector<size_t> abandoned_;  // by part: bytes of its arena that blocks left
   int block_bits_;
   size_t size_ = 0;  // entries in blocks
