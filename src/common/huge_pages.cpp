@@ -15,17 +15,23 @@ size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // Maps 2 MiB more than asked and unmaps what lies before the first 2 MiB boundary and
 // after the allocation, so the array starts on a huge page.
-void* Map(size_t bytes) {
-  const size_t length = RoundUp(bytes, kPage);
+void* MapAligned(size_t length, int prot) {
   const size_t padded = length + kHugePageMin;
-  void* raw = mmap(nullptr, padded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (prot == PROT_NONE ? MAP_NORESERVE : 0);
+  void* raw = mmap(nullptr, padded, prot, flags, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
   const auto base = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t start = RoundUp(base, kHugePageMin);
   if (start > base) munmap(raw, start - base);
   if (base + padded > start + length) munmap(reinterpret_cast<void*>(start + length), base + padded - start - length);
   madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // a hint; failure only costs speed
   return reinterpret_cast<void*>(start);
+}
+
+void* Map(size_t bytes) {
+  void* p = MapAligned(RoundUp(bytes, kPage), PROT_READ | PROT_WRITE);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
 }
 
 void Unmap(void* p, size_t bytes) { munmap(p, RoundUp(bytes, kPage)); }

@@ -14,19 +14,6 @@ namespace {
 constexpr size_t kPage = 4096;
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// A PROT_NONE reservation of `length` bytes starting on a 2 MiB boundary, or nullptr.
-uint8_t* Reserve(size_t length) {
-  const size_t padded = length + kHugePageMin;
-  void* raw = mmap(nullptr, padded, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const auto base = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t start = RoundUp(base, kHugePageMin);
-  if (start > base) munmap(raw, start - base);
-  if (base + padded > start + length) munmap(reinterpret_cast<void*>(start + length), base + padded - start - length);
-  madvise(reinterpret_cast<void*>(start), length, MADV_HUGEPAGE);  // a hint; failure only costs speed
-  return reinterpret_cast<uint8_t*>(start);
-}
-
 }  // namespace
 
 PartArena::PartArena(size_t bytes) {
@@ -36,7 +23,7 @@ PartArena::PartArena(size_t bytes) {
     return;
   }
   const size_t reserved = RoundUp(2 * bytes, kHugePageMin);
-  data_ = Reserve(reserved);
+  data_ = static_cast<uint8_t*>(huge_pages_internal::MapAligned(reserved, PROT_NONE));
   if (data_ == nullptr) throw std::bad_alloc();
   reserved_ = reserved;
   if (!Grow(bytes)) {

@@ -19,6 +19,9 @@ namespace huge_pages_internal {
 // bytes >= kHugePageMin: a 2 MiB-aligned anonymous mapping advised MADV_HUGEPAGE.
 void* Map(size_t bytes);
 void Unmap(void* p, size_t bytes);
+// The same of `length` bytes (a multiple of 4 KiB) with protection `prot` (mmap's), or
+// nullptr when it cannot be had; with PROT_NONE it only reserves the addresses.
+void* MapAligned(size_t length, int prot);
 }  // namespace huge_pages_internal
 
 inline constexpr size_t kHugePageMin = size_t{2} << 20;
