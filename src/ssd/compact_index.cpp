@@ -228,19 +228,21 @@ void CompactIndex::PrefetchBlock(const Block& b) { PrefetchSpan(b.data, size_t{b
 
 // Every block of the part, its keys merged in, laid out again: in the part's arena, grown
 // where it lies, when it has one that can grow so far (only the growth is new memory),
-// else in a new one. The blocks are planned and moved one at a time from the top down, so
-// a block's lines are read once and none is overwritten before it moves; the old arena
-// and any arrays of the blocks' own are freed after.
+// else in a new one. The blocks are planned and moved one at a time, so a block's lines are
+// read once: from the top down when blocks move up in place, so that none is overwritten
+// before it moves, else in order (streams read forward faster). The old arena and any
+// arrays of the blocks' own are freed after.
 void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch) {
   const auto [first, end] = PartBlocks(p);
   PartArena& arena = arenas_[p];
   const auto old_bytes = static_cast<int64_t>(arena.bytes());
   std::vector<size_t>& slots = scratch->slots;
-  const bool in_place = arena.data() != nullptr && arena.Grow(PlanSlots(p, grouped, arena.data(), &slots));
-  PartArena fresh = in_place ? PartArena() : PartArena(PlanSlots(p, grouped, nullptr, &slots));
+  bool moves_up = false;
+  const bool in_place = arena.data() != nullptr && arena.Grow(PlanSlots(p, grouped, arena.data(), &slots, &moves_up));
+  PartArena fresh = in_place ? PartArena() : PartArena(PlanSlots(p, grouped, nullptr, &slots, &moves_up));
   uint8_t* base = in_place ? arena.data() : fresh.data();
   std::vector<NewEntry>& added = scratch->added;
-  for (size_t k = end; k-- > first;) {
+  const auto relay = [&](size_t k) {
     Block& b = blocks_[k];
     added.clear();
     if (const size_t m = grouped.begin[k + 1] - grouped.begin[k]; m > 0) {
@@ -255,20 +257,30 @@ void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, P
     b.data = to;
     b.count += static_cast<uint32_t>(added.size());
     b.cap = static_cast<uint32_t>((slots[k - first + 1] - slots[k - first]) / kEntryBytes);
+  };
+  if (in_place && moves_up) {
+    for (size_t k = end; k-- > first;) relay(k);
+  } else {
+    for (size_t k = first; k < end; ++k) relay(k);
   }
   if (!in_place) arena = std::move(fresh);
   scratch->add.entry_bytes += static_cast<int64_t>(arena.bytes()) - old_bytes;
   abandoned_[p] = 0;
 }
 
-size_t CompactIndex::PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base,
-                               std::vector<size_t>* slots) const {
+size_t CompactIndex::PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots,
+                               bool* moves_up) const {
   const auto [first, end] = PartBlocks(p);
   slots->resize(end - first + 1);
+  *moves_up = false;
   size_t at = 0;
   for (size_t k = first; k < end; ++k) {
     const Block& b = blocks_[k];
-    if (old_base != nullptr && !b.own && b.data != nullptr) at = std::max(at, static_cast<size_t>(b.data - old_base));
+    if (old_base != nullptr && !b.own && b.data != nullptr) {
+      const auto place = static_cast<size_t>(b.data - old_base);
+      *moves_up = *moves_up || at > place;
+      at = std::max(at, place);
+    }
     uint32_t fresh = 0;  // PlanInBlock adds entries for keys not indexed only
     for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
     (*slots)[k - first] = at;

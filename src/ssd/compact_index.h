@@ -175,8 +175,10 @@ class CompactIndex {
   // entries, (*slots)[blocks] the end; each slot has room for the block's entries, every
   // key of the batch not indexed among them, and a little more. With old_base (the part's
   // arena), no slot starts before its block's present place there, so that the blocks can
-  // move up in place from the top down. Returns the arena's bytes.
-  size_t PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots) const;
+  // move up in place from the top down; *moves_up: whether one does. Returns the arena's
+  // bytes.
+  size_t PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots,
+                   bool* moves_up) const;
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);
   // The upserts of a block's keys (sorted) but its new entries, which it lists in *added

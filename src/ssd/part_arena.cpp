@@ -50,8 +50,8 @@ PartArena& PartArena::operator=(PartArena&& other) noexcept {
 PartArena::~PartArena() { Release(); }
 
 bool PartArena::Grow(size_t bytes) {
+  if (reserved_ == 0 || bytes > reserved_) return false;
   if (bytes <= bytes_) return true;
-  if (bytes > reserved_) return false;
   const size_t committed = RoundUp(bytes_, kPage), wanted = RoundUp(bytes, kPage);
   if (wanted > committed && mprotect(data_ + committed, wanted - committed, PROT_READ | PROT_WRITE) != 0) return false;
   bytes_ = bytes;
