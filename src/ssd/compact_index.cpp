@@ -303,8 +303,13 @@ void CompactIndex::MergeIntoBlock(Block* b, const Batch& batch, Pending* pending
   PlanInBlock(b, batch, pending, m, &added, &scratch->add);
   if (added.empty()) return;
   const uint32_t count = b->count + static_cast<uint32_t>(added.size());
-  if (count > b->cap) MoveToOwnArray(b, count, &scratch->add.entry_bytes);  // exact: the next batch regrows it
-  MergeEntries(b->data, b->count, added, b->data);
+  if (count > b->cap) {  // merged straight into an array of its exact size: the next batch regrows it
+    uint8_t* data = Allocate(count).release();
+    MergeEntries(b->data, b->count, added, data);
+    AdoptOwnArray(b, data, count, &scratch->add.entry_bytes);
+  } else {
+    MergeEntries(b->data, b->count, added, b->data);
+  }
   b->count = count;
   scratch->add.entries += added.size();
 }
@@ -475,6 +480,10 @@ std::unique_ptr<uint8_t[]> CompactIndex::Allocate(size_t cap) {
 void CompactIndex::MoveToOwnArray(Block* b, uint32_t cap, int64_t* bytes) {
   uint8_t* data = Allocate(cap).release();
   if (b->count > 0) std::memcpy(data, b->data, size_t{b->count} * kEntryBytes);
+  AdoptOwnArray(b, data, cap, bytes);
+}
+
+void CompactIndex::AdoptOwnArray(Block* b, uint8_t* data, uint32_t cap, int64_t* bytes) {
   if (!b->own && b->cap > 0) abandoned_[PartOf(b)] += size_t{b->cap} * kEntryBytes;
   FreeOwnArray(b, bytes);
   b->data = data;

@@ -200,6 +200,9 @@ class CompactIndex {
   // bytes to *bytes (the index's count, or a batch part's: a counter shared by the parts
   // would bounce between their cores at every regrown block).
   void MoveToOwnArray(Block* b, uint32_t cap, int64_t* bytes);
+  // b's entries become data (room for cap, an array of its own), its old array freed or
+  // its arena slot counted as left.
+  void AdoptOwnArray(Block* b, uint8_t* data, uint32_t cap, int64_t* bytes);
   size_t PartOf(const Block* b) const;
   // Moves part p's blocks out of its arena, and frees it, once blocks have left much of it.
   void DisbandIfAbandoned(size_t p, int64_t* bytes);
