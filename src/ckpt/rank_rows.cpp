@@ -123,9 +123,9 @@ void StartWriteback(int fd) {
   if (fd >= 0) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
-// Small stores get one small chunk: HDF5 allocates whole chunks. An increment or delta
-// (min_last_pass > 0) holds an unknown share of the store, often a small one: its chunks
-// are 16x smaller, so its last, partial chunk wastes little.
+// Small stores get one small chunk: HDF5 allocates whole chunks. A delta (min_last_pass >
+// 0) holds an unknown share of the store, often a small one: its chunks are 16x smaller,
+// so its last, partial chunk wastes little.
 uint64_t FileChunkRows(uint64_t store_rows, const RowLayout& layout, uint32_t min_last_pass) {
   const uint64_t most = min_last_pass > 0 ? std::max<uint64_t>(1, ChunkRows(layout.dim) / 16) : ChunkRows(layout.dim);
   return std::clamp<uint64_t>(store_rows, 1, most);
@@ -194,7 +194,7 @@ Status CreateRankFile(const std::string& path, int rank, const RowLayout& layout
   return h5::WriteAttr(group->get(), "dim", H5T_NATIVE_INT, &layout.dim, path + ": /rows");
 }
 
-// An increment or delta: an unknown share of the store, appended to chunked datasets.
+// A delta (or an empty file): an unknown share of the store, appended to chunked datasets.
 Status WriteChunked(const std::string& path, int rank, const RowLayout& layout, const RowSource& source,
                     uint32_t min_last_pass, RankFileInfo* info) {
   h5::Handle file, group;
@@ -222,9 +222,9 @@ Status WriteChunked(const std::string& path, int rank, const RowLayout& layout, 
   return SyncPath(path);
 }
 
-// A full checkpoint: source.rows rows exactly, so the datasets are laid out contiguous and
-// 4 KiB-aligned by HDF5 first, and their bytes then written straight to those extents
-// (ExtentFile) without HDF5's copies or the page cache.
+// A full checkpoint or an increment: source.rows rows exactly, so the datasets are laid
+// out contiguous and 4 KiB-aligned by HDF5 first, and their bytes then written straight to
+// those extents (ExtentFile) without HDF5's copies or the page cache.
 Status WriteDirect(const std::string& path, int rank, const RowLayout& layout, const RowSource& source,
                    RankFileInfo* info) {
   std::vector<ExtentFile::Extent> extents(kColumns);
@@ -308,12 +308,12 @@ Status OpenRankColumns(const std::string& path, const CheckpointMeta& meta, int 
   return Status::OK();
 }
 
-// A full checkpoint's columns are contiguous datasets holding the memory's bytes (ExtentFile
-// wrote them so, at 4 KiB-aligned offsets): a batch is read straight from their extents
-// (ExtentReader), without HDF5's copies or, for its aligned ranges, the page cache. The five
-// ranges of a batch lie far apart, so those that do go through the page cache are announced
-// to its readahead first. Any other file (an increment's or a delta's chunks, another
-// writer's types or user block) is read through HDF5: usable() is false.
+// A full checkpoint's or an increment's columns are contiguous datasets holding the
+// memory's bytes (ExtentFile wrote them so, at 4 KiB-aligned offsets): a batch is read
+// straight from their extents (ExtentReader), without HDF5's copies or, for its aligned
+// ranges, the page cache. The five ranges of a batch lie far apart, so those that do go
+// through the page cache are announced to its readahead first. Any other file (a delta's
+// chunks, another writer's types or user block) is read through HDF5: usable() is false.
 class RawColumns {
  public:
   RawColumns(const std::string& path, hid_t file, const h5::Dataset (&ds)[kColumns], const RowLayout& layout) {

@@ -2,6 +2,7 @@
 #include "strata/ps/shard_server.h"
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -238,6 +239,7 @@ Status ShardServer::EvictDead(int pass) {
   while (evicted_.size() > 64) evicted_.erase(evicted_.begin());  // the reporter asks for recent passes
   if (dead.empty()) return Status::OK();
   STRATA_RETURN_IF_ERROR(store_->Erase(dead.data(), dead.size()));
+  ForgetChangedKeys(dead);
   if (log_erased_) erased_[pass] = std::move(dead);
   return Status::OK();
 }
@@ -257,6 +259,20 @@ void ShardServer::LogChangedKeys(const uint64_t* keys, size_t n) {
     changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
     changed_distinct_ = changed_.size();
   }
+}
+
+// One pass over the sorted log at each erasure (at most one a pass), so the log holds only
+// keys the store has and an increment knows its row count before it reads a row.
+void ShardServer::ForgetChangedKeys(std::vector<uint64_t> erased) {
+  if (!log_changed_ || changed_.empty() || erased.empty()) return;
+  std::sort(changed_.begin(), changed_.end());
+  changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
+  std::sort(erased.begin(), erased.end());
+  std::vector<uint64_t> kept;
+  kept.reserve(changed_.size());
+  std::set_difference(changed_.begin(), changed_.end(), erased.begin(), erased.end(), std::back_inserter(kept));
+  changed_.swap(kept);
+  changed_distinct_ = changed_.size();
 }
 
 void ShardServer::LogChanged(bool on) {
@@ -305,7 +321,10 @@ Status ShardServer::EraseStored(const uint64_t* keys, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       if (found[i]) present.push_back(keys[i]);
     }
-    return present.empty() ? Status::OK() : store_->Erase(present.data(), present.size());
+    if (present.empty()) return Status::OK();
+    STRATA_RETURN_IF_ERROR(store_->Erase(present.data(), present.size()));
+    ForgetChangedKeys(std::move(present));
+    return Status::OK();
   });
 }
 

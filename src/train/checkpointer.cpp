@@ -105,7 +105,8 @@ Status Checkpointer::WriteAndPublish(const Target& t, const std::string& tmp, co
 
 namespace {
 
-// The rows of keys (sorted, distinct) that store still holds, read a batch at a time.
+// The rows of keys (sorted, distinct, each one the store holds), read a batch at a time. A
+// key the store lacks is left out, and the file writer, told the count in advance, fails.
 ckpt::RowSource RowsOf(RowStore& store, const std::vector<uint64_t>& keys) {
   auto scan = [&store, &keys](const ckpt::RowVisitor& visit) {
     constexpr size_t kBatch = 4096;
@@ -126,8 +127,10 @@ ckpt::RowSource RowsOf(RowStore& store, const std::vector<uint64_t>& keys) {
 }  // namespace
 
 // An increment reads the rows pushed back since the previous checkpoint (the server's log)
-// by key, so its cost follows the rows that changed, not the model; a full checkpoint and
-// a delta scan the store (and a full one restarts the log).
+// by key, so its cost follows the rows that changed, not the model; the log having chosen
+// them and counted them, they are written as a full checkpoint's are (min_last_pass 0: the
+// direct path). A full checkpoint and a delta scan the store (and a full one restarts the
+// log).
 Status Checkpointer::WriteRows(const Target& t, const std::string& tmp, ShardServer* server,
                                ckpt::RankFileInfo* info) const {
   const RowLayout layout = RowLayoutOf(o_.model);
@@ -138,7 +141,7 @@ Status Checkpointer::WriteRows(const Target& t, const std::string& tmp, ShardSer
   }
   return server->WithChanged([&](RowStore& store, const std::vector<uint64_t>& changed) {
     if (t.kind == ckpt::Kind::kFull) return ckpt::WriteRankRows(tmp, comm_->rank(), layout, store, 0, info);
-    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, RowsOf(store, changed), t.min_last_pass, info);
+    return ckpt::WriteRankRows(tmp, comm_->rank(), layout, RowsOf(store, changed), 0, info);
   });
 }
 

@@ -195,5 +195,30 @@ TEST_CASE("shard server: Load stores and evicts; WithStore sees every row") {
   CHECK(seen == keys.size());
 }
 
+TEST_CASE("shard server: the changed-key log holds the keys stored since it was last taken, less those erased since") {
+  const size_t rb = RowLayout(4, 4).bytes();
+  ShardServer server(Spec(), NewMemoryRowStore(rb), nullptr);
+  server.LogChanged(true);
+  const std::vector<uint64_t> stored = {6, 1, 2, 3, 4, 5, 2, 6};  // some twice
+  std::vector<uint8_t> rows(stored.size() * rb, 0x33);
+  REQUIRE(server.Store(stored.data(), stored.size(), rows.data()).ok());
+  const std::vector<uint64_t> erased = {5, 2, 99};  // 99 was never stored
+  REQUIRE(server.EraseStored(erased.data(), erased.size()).ok());
+  REQUIRE(server.Store(&stored[5], 1, rows.data()).ok());  // 5 comes back
+  std::vector<uint64_t> logged;
+  REQUIRE(server.WithChanged([&](RowStore& store, const std::vector<uint64_t>& changed) {
+    logged = changed;
+    std::vector<uint8_t> got(changed.size() * rb), found(changed.size());
+    STRATA_RETURN_IF_ERROR(store.Get(changed.data(), changed.size(), got.data(), found.data()));
+    for (uint8_t f : found) CHECK(f == 1);  // every logged key is in the store
+    return Status::OK();
+  }).ok());
+  CHECK(logged == std::vector<uint64_t>{1, 3, 4, 5, 6});
+  REQUIRE(server.WithChanged([&](RowStore&, const std::vector<uint64_t>& changed) {
+    CHECK(changed.empty());  // taken: the next increment starts afresh
+    return Status::OK();
+  }).ok());
+}
+
 }  // namespace
 }  // namespace strata

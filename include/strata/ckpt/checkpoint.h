@@ -46,13 +46,16 @@ Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout&
                      RowStore& store, uint32_t min_last_pass, RankFileInfo* info);
 
 // The rows a rank file is written from: scan visits each once (as RowStore::Scan does);
-// rows is their number, or a bound on it (it sizes the file's chunks).
+// rows is their number (with min_last_pass 0 the file is laid out for exactly that many,
+// and a scan that visits another number fails), or with min_last_pass > 0 a bound on it
+// (it sizes the file's chunks).
 using RowVisitor = std::function<void(uint64_t key, const uint8_t* row)>;
 struct RowSource {
   std::function<Status(const RowVisitor&)> scan;
   uint64_t rows = 0;
 };
-// The same from any source of rows (an increment's changed rows, read by key).
+// The same from any source of rows (an increment's changed rows, read by key: min_last_pass
+// 0, as the source chose them).
 Status WriteRankRows(const std::string& ckpt_tmp_dir, int rank, const RowLayout& layout,
                      const RowSource& source, uint32_t min_last_pass, RankFileInfo* info);
 

@@ -129,12 +129,13 @@ class ShardServer {
   // Keeps (on) the keys eviction erases, by pass, for the increments and deltas that must
   // record them; off by default.
   void LogErased(bool on);
-  // Keeps (on) the keys stored by push-backs since the last TakeChanged, so an increment
-  // reads those rows alone instead of scanning the store; off by default.
+  // Keeps (on) the keys stored by push-backs since the last WithChanged, less those erased
+  // since, so an increment reads those rows alone instead of scanning the store; off by
+  // default.
   void LogChanged(bool on);
   // Runs fn with the store (the lock held alone, the write-back buffer applied) and the
-  // keys stored since the previous call (sorted, distinct; some may be erased since), then
-  // forgets them.
+  // keys stored since the previous call and not erased since (sorted, distinct: each one
+  // the store holds), then forgets them.
   Status WithChanged(const std::function<Status(RowStore&, const std::vector<uint64_t>&)>& fn);
   // The keys eviction erased at passes >= first (the write-back buffer applied first).
   Status ErasedSince(int first, std::vector<uint64_t>* keys);
@@ -197,6 +198,8 @@ class ShardServer {
   // Notes keys (n) as stored when LogChanged. REQUIRES: mu_ held alone, or shared with
   // store_mu_ held (a MEM-PS's Store).
   void LogChangedKeys(const uint64_t* keys, size_t n);
+  // Drops the erased keys from the log of changed keys. REQUIRES: mu_ held alone.
+  void ForgetChangedKeys(std::vector<uint64_t> erased);
   // The part of a pull that holds mu_ alone (see Pull).
   Status BeforeReadsAlone(int pass, const uint64_t* keys, size_t n, bool evict);
   // Pins keys (n) for `pass` in the MEM-PS unless the pass was announced. REQUIRES: mu_
@@ -241,7 +244,7 @@ class ShardServer {
   bool log_changed_ = false;           // protected by mu_
   // Written under mu_ alone, or under mu_ shared with store_mu_ (a MEM-PS's Store).
   std::mutex store_mu_;  // a MEM-PS's Stores and Releases, one at a time
-  std::vector<uint64_t> changed_;      // keys stored since TakeChanged (LogChanged)
+  std::vector<uint64_t> changed_;      // keys stored since WithChanged, less those erased (LogChanged)
   size_t changed_distinct_ = 0;        // changed_'s size after its last dedup
   std::map<int, std::vector<uint64_t>> erased_;  // protected by mu_: keys erased, by pass (LogErased)
   std::mutex announce_mu_;  // announcements hold mu_ shared, so theirs is a lock of its own
