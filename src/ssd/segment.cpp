@@ -113,21 +113,27 @@ Status Appender::WriteUnits(size_t units) {
 
 // Every record place of a full buffer is written, and the units' pads stay zero from the
 // buffers' allocation (Flush zeroes a partial unit's free places), so a buffer is reused
-// without clearing it.
+// without clearing it. Records are encoded (and published) a group at a time, up to the
+// buffer's end, so their checksums are computed side by side.
 Status Appender::AppendRun(const uint64_t* keys, uint64_t first_seq, const uint8_t* rows, size_t n, uint64_t* first) {
   const uint64_t r = seg_->records.load(std::memory_order_relaxed);
   *first = r;
   uint64_t unit = r / layout_.per_unit - first_unit_;  // walked on, not divided again
   size_t place = r % layout_.per_unit;
-  for (size_t i = 0; i < n; ++i) {
+  uint8_t* dst[kMaxRecordsAtOnce];
+  for (size_t i = 0; i < n;) {
     if (unit == buffer_units_) {
       STRATA_RETURN_IF_ERROR(HandOver(buffer_units_));
       unit = 0;
     }
-    uint8_t* dst = active() + unit * layout_.unit_bytes + place * layout_.record_bytes;
-    EncodeRecord(dst, keys[i], first_seq + i, rows + i * layout_.row_bytes, layout_.row_bytes);
-    seg_->records.store(r + i + 1, std::memory_order_release);
-    if (++place == layout_.per_unit) place = 0, ++unit;
+    size_t group = 0;
+    for (; group < kMaxRecordsAtOnce && i + group < n && unit < buffer_units_; ++group) {
+      dst[group] = active() + unit * layout_.unit_bytes + place * layout_.record_bytes;
+      if (++place == layout_.per_unit) place = 0, ++unit;
+    }
+    EncodeRecords(dst, keys + i, first_seq + i, rows + i * layout_.row_bytes, group, layout_.row_bytes);
+    i += group;
+    seg_->records.store(r + i, std::memory_order_release);
   }
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 // strata/ssd/ssd_format.h).
 #include "strata/ssd/ssd_format.h"
 
+#include <cassert>
 #include <cstdio>
 #include <cstring>
 
@@ -50,10 +51,20 @@ uint64_t ParseSegmentFileName(const std::string& name) {
 }
 
 void EncodeRecord(uint8_t* dst, uint64_t key, uint64_t seq, const uint8_t* row, size_t row_bytes) {
-  Store(dst, key);
-  Store(dst + 8, seq);
-  std::memcpy(dst + kRecordRowOffset, row, row_bytes);
-  Store(dst + kRecordRowOffset + row_bytes, Crc32c(0, dst, kRecordRowOffset + row_bytes));
+  EncodeRecords(&dst, &key, seq, row, 1, row_bytes);
+}
+
+void EncodeRecords(uint8_t* const* dst, const uint64_t* keys, uint64_t first_seq, const uint8_t* rows, size_t count,
+                   size_t row_bytes) {
+  assert(count <= kMaxRecordsAtOnce);
+  for (size_t i = 0; i < count; ++i) {
+    Store(dst[i], keys[i]);
+    Store(dst[i] + 8, first_seq + i);
+    std::memcpy(dst[i] + kRecordRowOffset, rows + i * row_bytes, row_bytes);
+  }
+  uint32_t crcs[kMaxRecordsAtOnce];
+  Crc32cEach(dst, count, kRecordRowOffset + row_bytes, crcs);
+  for (size_t i = 0; i < count; ++i) Store(dst[i] + kRecordRowOffset + row_bytes, crcs[i]);
 }
 
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq) {

@@ -20,6 +20,33 @@ TEST_CASE("ssd: crc32c matches the published check values") {
   CHECK(Crc32c(Crc32c(0, "12345", 5), "6789", 4) == 0xE3069283u);
 }
 
+TEST_CASE("ssd: crc32c of many ranges side by side equals each range's own, and so do their records") {
+  std::vector<uint8_t> bytes(9 * 101);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 131 + i / 7);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{80}, size_t{101}}) {
+    for (size_t count = 0; count <= 9; ++count) {
+      CAPTURE(n);
+      CAPTURE(count);
+      std::vector<const uint8_t*> data;
+      for (size_t i = 0; i < count; ++i) data.push_back(&bytes[i * 101]);
+      std::vector<uint32_t> crcs(count);
+      Crc32cEach(data.data(), count, n, crcs.data());
+      for (size_t i = 0; i < count; ++i) CHECK(crcs[i] == Crc32c(0, data[i], n));
+    }
+  }
+  constexpr size_t kRow = 24, kRec = kRecordOverhead + kRow, kCount = 6;
+  std::vector<uint8_t> rows(kCount * kRow), each(kCount * kRec), together(kCount * kRec);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint8_t>(i * 29);
+  const uint64_t keys[kCount] = {3, 1, 4, 1, 5, 9};
+  uint8_t* dst[kCount];
+  for (size_t i = 0; i < kCount; ++i) {
+    EncodeRecord(&each[i * kRec], keys[i], 100 + i, &rows[i * kRow], kRow);
+    dst[i] = &together[(kCount - 1 - i) * kRec];  // places in any order
+  }
+  EncodeRecords(dst, keys, 100, rows.data(), kCount, kRow);
+  for (size_t i = 0; i < kCount; ++i) CHECK(std::memcmp(dst[i], &each[i * kRec], kRec) == 0);
+}
+
 TEST_CASE("ssd: record layout never lets a record straddle a unit") {
   const RecordLayout l64 = RecordLayout::For(64);
   CHECK(l64.record_bytes == 84);

@@ -93,6 +93,11 @@ uint64_t ParseSegmentFileName(const std::string& name);
 
 // dst: (record_bytes) ; row: (row_bytes).
 void EncodeRecord(uint8_t* dst, uint64_t key, uint64_t seq, const uint8_t* row, size_t row_bytes);
+// EncodeRecord(dst[i], keys[i], first_seq + i, rows + i * row_bytes, row_bytes) for i <
+// count, the checksums computed side by side (Crc32cEach). REQUIRES: count <= kMaxRecordsAtOnce.
+inline constexpr size_t kMaxRecordsAtOnce = 16;
+void EncodeRecords(uint8_t* const* dst, const uint64_t* keys, uint64_t first_seq, const uint8_t* rows, size_t count,
+                   size_t row_bytes);
 // True when the checksum matches; then *key and *seq are set and the row is at
 // src + kRecordRowOffset.
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq);
