@@ -294,15 +294,12 @@ class HostHbmPs final : public HbmPs {
     w->input.resize(static_cast<size_t>(B) * in);
     const auto& ids = w->index.local_ids();
     const std::vector<uint8_t*>& rows = w->rows;
-    const auto sum_rows = Kernels().sum_rows;
+    const auto pool_example = Kernels().pool_example;
     const auto pool_examples = [&](int begin, int end) {
       for (int i = begin; i < end; ++i) {
         if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
         float* x = &w->input[static_cast<size_t>(i) * in];
-        for (int s = 0; s < S; ++s) {
-          const uint32_t first = batch.offsets[i * S + s], n = batch.offsets[i * S + s + 1] - first;
-          sum_rows(x + s * dim, rows.data(), &ids[first], n, static_cast<size_t>(dim));
-        }
+        pool_example(x, rows.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S, static_cast<size_t>(dim));
         std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
       }
     };
@@ -349,13 +346,10 @@ class HostHbmPs final : public HbmPs {
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
     const auto& ids = w.index.local_ids();
-    const auto scatter_add = Kernels().scatter_add;
+    const auto scatter_example = Kernels().scatter_example;
     for (int i = 0; i < batch.num_examples; ++i) {
-      const float* dx = &w.dinput[static_cast<size_t>(i) * in];
-      for (int s = 0; s < S; ++s) {
-        const uint32_t first = batch.offsets[i * S + s], n = batch.offsets[i * S + s + 1] - first;
-        scatter_add(out->grads.data(), &ids[first], n, dx + s * dim, static_cast<size_t>(dim));
-      }
+      scatter_example(out->grads.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S,
+                      &w.dinput[static_cast<size_t>(i) * in], static_cast<size_t>(dim));
     }
   }
 

@@ -29,10 +29,18 @@ STRATA_ALWAYS_INLINE void SumRowsOf(float* __restrict x, const uint8_t* const* r
   }
 }
 
-STRATA_ALWAYS_INLINE void SumRowsLoop(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids, size_t n,
-                                      size_t dim) {
-  if (dim % 16 == 0) return SumRowsOf<16>(x, rows, ids, n, dim);
-  SumRowsOf<1>(x, rows, ids, n, dim);
+// Each slot of one example: one call a batch's example, not one a slot (a hundred
+// thousand slots a batch, most of one occurrence).
+template <size_t kWidth>
+STRATA_ALWAYS_INLINE void PoolExampleOf(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids,
+                                        const uint32_t* offsets, size_t slots, size_t dim) {
+  for (size_t s = 0; s < slots; ++s) SumRowsOf<kWidth>(x + s * dim, rows, ids + offsets[s], offsets[s + 1] - offsets[s], dim);
+}
+
+STRATA_ALWAYS_INLINE void PoolExampleLoop(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids,
+                                          const uint32_t* offsets, size_t slots, size_t dim) {
+  if (dim % 16 == 0) return PoolExampleOf<16>(x, rows, ids, offsets, slots, dim);
+  PoolExampleOf<1>(x, rows, ids, offsets, slots, dim);
 }
 
 template <size_t kWidth>
@@ -46,10 +54,16 @@ STRATA_ALWAYS_INLINE void ScatterAddOf(float* grads, const uint32_t* ids, size_t
   }
 }
 
-STRATA_ALWAYS_INLINE void ScatterAddLoop(float* grads, const uint32_t* ids, size_t n, const float* __restrict d,
-                                         size_t dim) {
-  if (dim % 16 == 0) return ScatterAddOf<16>(grads, ids, n, d, dim);
-  ScatterAddOf<1>(grads, ids, n, d, dim);
+template <size_t kWidth>
+STRATA_ALWAYS_INLINE void ScatterExampleOf(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
+                                           const float* __restrict d, size_t dim) {
+  for (size_t s = 0; s < slots; ++s) ScatterAddOf<kWidth>(grads, ids + offsets[s], offsets[s + 1] - offsets[s], d + s * dim, dim);
+}
+
+STRATA_ALWAYS_INLINE void ScatterExampleLoop(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
+                                             const float* __restrict d, size_t dim) {
+  if (dim % 16 == 0) return ScatterExampleOf<16>(grads, ids, offsets, slots, d, dim);
+  ScatterExampleOf<1>(grads, ids, offsets, slots, d, dim);
 }
 
 STRATA_ALWAYS_INLINE void AdagradLoop(float* __restrict w, float* __restrict s, const float* __restrict g, size_t n,
@@ -86,11 +100,13 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
 
 // The kernels compiled for one instruction set: `target` is GCC's target attribute.
 #define STRATA_UPDATE_KERNELS(name, target)                                                          \
-  target void name##SumRows(float* x, const uint8_t* const* rows, const uint32_t* ids, size_t n, size_t dim) { \
-    SumRowsLoop(x, rows, ids, n, dim);                                                               \
+  target void name##PoolExample(float* x, const uint8_t* const* rows, const uint32_t* ids, const uint32_t* offsets, \
+                                size_t slots, size_t dim) {                                          \
+    PoolExampleLoop(x, rows, ids, offsets, slots, dim);                                              \
   }                                                                                                  \
-  target void name##ScatterAdd(float* grads, const uint32_t* ids, size_t n, const float* d, size_t dim) { \
-    ScatterAddLoop(grads, ids, n, d, dim);                                                           \
+  target void name##ScatterExample(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots, \
+                                   const float* d, size_t dim) {                                     \
+    ScatterExampleLoop(grads, ids, offsets, slots, d, dim);                                          \
   }                                                                                                  \
   target void name##Adagrad(float* w, float* s, const float* g, size_t n, float lr) {                \
     AdagradLoop(w, s, g, n, lr);                                                                     \
@@ -103,7 +119,7 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
   target void name##ReluMaskBf16(const uint16_t* a, uint16_t* d, float* db, size_t n) {              \
     ReluMaskBf16Loop(a, d, db, n);                                                                   \
   }                                                                                                  \
-  const UpdateKernels k##name{name##SumRows, name##ScatterAdd, name##Adagrad, name##Adam,                  \
+  const UpdateKernels k##name{name##PoolExample, name##ScatterExample, name##Adagrad, name##Adam,         \
                               name##ToBf16,  name##ReluMask,    name##ReluMaskBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
@@ -127,7 +143,7 @@ __attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to
   }
   ToBf16Loop(to + i, from + i, n - i);
 }
-const UpdateKernels kAvx512Bf16{Avx512SumRows,    Avx512ScatterAdd, Avx512Adagrad,     Avx512Adam,
+const UpdateKernels kAvx512Bf16{Avx512PoolExample, Avx512ScatterExample, Avx512Adagrad, Avx512Adam,
                                 Avx512Bf16ToBf16, Avx512ReluMask,   Avx512ReluMaskBf16};
 
 }  // namespace

@@ -44,9 +44,10 @@ std::vector<float> Bf16Cases(size_t n) {
 
 constexpr size_t kLengths[] = {0, 1, 7, 8, 15, 16, 17, 31, 33, 64, 100, 1000};
 
-// sum_rows and scatter_add with rows of dim floats (the span length under test) at an
-// unaligned start, against the loops written here: four rows (one holding -0.0f, which a
-// sum from +0 turns to +0), occurrences that name a row twice, and a slot with none.
+// pool_example and scatter_example with rows of dim floats (the span length under test) at
+// an unaligned start, against the loops written here: four rows (one holding -0.0f, which a
+// sum from +0 turns to +0), an example of three slots whose occurrences name a row twice,
+// and slots with none and with one.
 void CheckPooling(const UpdateKernels& k, size_t dim, size_t offset) {
   constexpr size_t kRows = 4;
   std::vector<float> table = Uniform(offset + kRows * dim, -1.0f, 1.0f, 6);
@@ -54,24 +55,30 @@ void CheckPooling(const UpdateKernels& k, size_t dim, size_t offset) {
   const std::vector<uint8_t*> rows = {
       reinterpret_cast<uint8_t*>(&table[offset]), reinterpret_cast<uint8_t*>(&table[offset + dim]),
       reinterpret_cast<uint8_t*>(&table[offset + 2 * dim]), reinterpret_cast<uint8_t*>(&table[offset + 3 * dim])};
-  const std::vector<uint32_t> ids = {2, 0, 3, 0, 1};
-  for (size_t n : {size_t{0}, size_t{1}, ids.size()}) {
-    CAPTURE(n);
-    std::vector<float> x(offset + dim, 5.0f), want = x;
-    for (size_t c = 0; c < dim; ++c) {
-      float sum = 0.0f;
-      for (size_t j = 0; j < n; ++j) sum += reinterpret_cast<const float*>(rows[ids[j]])[c];
-      want[offset + c] = sum;
+  const std::vector<uint32_t> ids = {2, 0, 3, 0, 1, 2};
+  const std::vector<std::vector<uint32_t>> examples = {{0, 0, 1, 6}, {0, 5, 5, 6}, {1, 2, 3, 4}};  // slot offsets
+  for (const std::vector<uint32_t>& offsets : examples) {
+    CAPTURE(offsets[1]);
+    const size_t slots = offsets.size() - 1;
+    std::vector<float> x(offset + slots * dim, 5.0f), want = x;
+    for (size_t s = 0; s < slots; ++s) {
+      for (size_t c = 0; c < dim; ++c) {
+        float sum = 0.0f;
+        for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) sum += reinterpret_cast<const float*>(rows[ids[j]])[c];
+        want[offset + s * dim + c] = sum;
+      }
     }
-    k.sum_rows(x.data() + offset, rows.data(), ids.data(), n, dim);
+    k.pool_example(x.data() + offset, rows.data(), ids.data(), offsets.data(), slots, dim);
     CHECK(SameBits(x, want));
 
-    const std::vector<float> d = Uniform(offset + dim, -1.0f, 1.0f, 11);
+    const std::vector<float> d = Uniform(offset + slots * dim, -1.0f, 1.0f, 11);
     std::vector<float> grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12), want_grads = grads;
-    for (size_t j = 0; j < n; ++j) {
-      for (size_t c = 0; c < dim; ++c) want_grads[offset + ids[j] * dim + c] += d[offset + c];
+    for (size_t s = 0; s < slots; ++s) {
+      for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) {
+        for (size_t c = 0; c < dim; ++c) want_grads[offset + ids[j] * dim + c] += d[offset + s * dim + c];
+      }
     }
-    k.scatter_add(grads.data() + offset, ids.data(), n, d.data() + offset, dim);
+    k.scatter_example(grads.data() + offset, ids.data(), offsets.data(), slots, d.data() + offset, dim);
     CHECK(SameBits(grads, want_grads));
   }
 }

@@ -17,13 +17,15 @@
 namespace strata {
 
 struct UpdateKernels {
-  // Sum pooling of one slot's n occurrences: x[c] = +0 + rows[ids[0]][c] + rows[ids[1]][c]
-  // + ... in j order, for c < dim (rows[k]: the embedding of the batch's key k). x overlaps
-  // no row.
-  void (*sum_rows)(float* x, const uint8_t* const* rows, const uint32_t* ids, size_t n, size_t dim);
-  // Its backward: grads[ids[j] * dim + c] += d[c] for j < n in order, c < dim. d overlaps no
-  // row of grads; ids may repeat.
-  void (*scatter_add)(float* grads, const uint32_t* ids, size_t n, const float* d, size_t dim);
+  // Sum pooling of one example's slots: slot s's occurrences are ids[offsets[s] ..
+  // offsets[s + 1]), and x[s * dim + c] = +0 + rows[ids[offsets[s]]][c] + ... in j order, for
+  // s < slots and c < dim (rows[k]: the embedding of the batch's key k). x overlaps no row.
+  void (*pool_example)(float* x, const uint8_t* const* rows, const uint32_t* ids, const uint32_t* offsets,
+                       size_t slots, size_t dim);
+  // Its backward: grads[ids[j] * dim + c] += d[s * dim + c] for s < slots and j in
+  // [offsets[s], offsets[s + 1]) in order, c < dim. d overlaps no row of grads; ids may repeat.
+  void (*scatter_example)(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots, const float* d,
+                          size_t dim);
   // AdagradUpdate(&w[i], &s[i], g[i], lr) for i < n. The spans do not overlap.
   void (*adagrad)(float* w, float* s, const float* g, size_t n, float lr);
   // AdamUpdate(&w[i], &m[i], &v[i], g[i], k) for i < n. The spans do not overlap.
