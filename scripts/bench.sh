@@ -37,7 +37,8 @@
 #                     GB model in 2 rank files, as fractions of the disk's sequential write
 #                     and read bandwidth measured in the same run on the same directory; and
 #                     a trainer run with a checkpoint every pass and --checkpoint-incremental:
-#                     an increment's bytes and time against a full checkpoint's
+#                     an increment's bytes and time against the median full checkpoint's and
+#                     against the last full one's (the model the increments build on)
 #   ssd               $BUILD/bench/ssd_bench (SSD-PS against RocksDB) at BENCH_SSD_KEYS (default
 #                     2000000) keys: throughput ratios, amplifications, sequential write fraction
 #   cache_policy      $BUILD/bench/cache_sim on the real Criteo sample: MEM-PS policy against LRU
@@ -480,9 +481,15 @@ med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in got
 for k in ("full", "increment"):
     print(f"  {k:<10} x{len(got[k]):<3} median {med[k][0]:>9.0f} rows {med[k][1]:>8.2f} MB {med[k][2]:>7.3f} s")
 print(f"  increment / full: bytes {med['increment'][1] / med['full'][1]:.3f}, time {med['increment'][2] / med['full'][2]:.3f}")
+# The first full checkpoint holds one pass's rows, as an increment does; the last holds
+# the model the increments after it build on.
+last = got["full"][-1]
+print(f"  last full   {last[0]:>9.0f} rows {last[1]:>8.2f} MB {last[2]:>7.3f} s")
+print(f"  increment / last full: bytes {med['increment'][1] / last[1]:.3f}, time {med['increment'][2] / last[2]:.3f}")
 PY
   cat "$WORK/inc.txt"
   summary_add "checkpoint increment / full (bytes, time)" "$(sed -n 's/.*increment \/ full: //p' "$WORK/inc.txt")"
+  summary_add "checkpoint increment / last full (bytes, time)" "$(sed -n 's/.*increment \/ last full: //p' "$WORK/inc.txt")"
 }
 
 # ---- sections: SSD-PS, cache policy, pipeline, larger than memory ----------------------------

@@ -6,12 +6,6 @@
 #include <cstdint>
 
 namespace strata::huge_pages_internal {
-namespace {
-
-constexpr size_t kPage = 4096;
-size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-}  // namespace
 
 // Maps 2 MiB more than asked and unmaps what lies before the first 2 MiB boundary and
 // after the allocation, so the array starts on a huge page.
@@ -29,11 +23,11 @@ void* MapAligned(size_t length, int prot) {
 }
 
 void* Map(size_t bytes) {
-  void* p = MapAligned(RoundUp(bytes, kPage), PROT_READ | PROT_WRITE);
+  void* p = MapAligned(RoundUp(bytes, kPageBytes), PROT_READ | PROT_WRITE);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 
-void Unmap(void* p, size_t bytes) { munmap(p, RoundUp(bytes, kPage)); }
+void Unmap(void* p, size_t bytes) { munmap(p, RoundUp(bytes, kPageBytes)); }
 
 }  // namespace strata::huge_pages_internal

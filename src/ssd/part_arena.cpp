@@ -9,12 +9,9 @@
 #include "strata/common/huge_pages.h"
 
 namespace strata::ssd {
-namespace {
 
-constexpr size_t kPage = 4096;
-size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-}  // namespace
+using huge_pages_internal::kPageBytes;
+using huge_pages_internal::RoundUp;
 
 PartArena::PartArena(size_t bytes) {
   if (bytes < kHugePageMin) {
@@ -52,7 +49,7 @@ PartArena::~PartArena() { Release(); }
 bool PartArena::Grow(size_t bytes) {
   if (reserved_ == 0 || bytes > reserved_) return false;
   if (bytes <= bytes_) return true;
-  const size_t committed = RoundUp(bytes_, kPage), wanted = RoundUp(bytes, kPage);
+  const size_t committed = RoundUp(bytes_, kPageBytes), wanted = RoundUp(bytes, kPageBytes);
   if (wanted > committed && mprotect(data_ + committed, wanted - committed, PROT_READ | PROT_WRITE) != 0) return false;
   bytes_ = bytes;
   return true;

@@ -16,6 +16,9 @@
 namespace strata {
 
 namespace huge_pages_internal {
+inline constexpr size_t kPageBytes = 4096;
+// n rounded up to a multiple of `to`.
+constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // bytes >= kHugePageMin: a 2 MiB-aligned anonymous mapping advised MADV_HUGEPAGE.
 void* Map(size_t bytes);
 void Unmap(void* p, size_t bytes);
