@@ -1,10 +1,13 @@
 // HostTable: one host HBM-PS shard, an open-addressing (linear probing) hash table from
-// key to a fixed-size row in a flat arena, rebuilt every pass with a capacity fixed at
-// Reset. Find is safe from many threads while no Insert runs; Insert is single-threaded.
-// A full table is an error naming the sizes, never a silent drop.
+// key to a fixed-size row, rebuilt every pass with a capacity fixed at Reset. Each key is
+// stored in the flat arena just before its row, so a lookup misses the cache twice (its
+// slot, then its key and row together), not three times. Find is safe from many threads
+// while no Insert runs; Insert is single-threaded. A full table is an error naming the
+// sizes, never a silent drop.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "strata/common/hash.h"
 #include "strata/common/huge_pages.h"
@@ -14,7 +17,7 @@ namespace strata {
 
 class HostTable {
  public:
-  explicit HostTable(size_t row_bytes) : row_bytes_(row_bytes) {}
+  explicit HostTable(size_t row_bytes) : row_bytes_(row_bytes), entry_bytes_(sizeof(uint64_t) + row_bytes) {}
 
   // Drops every row; makes room for at least max_keys keys at load factor <= 0.5.
   void Reset(size_t max_keys);
@@ -27,31 +30,36 @@ class HostTable {
     const size_t mask = slots_.size() - 1;
     for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
       if (slots_[i] == kEmpty) return nullptr;
-      if (keys_[slots_[i]] == key) return &arena_[static_cast<size_t>(slots_[i]) * row_bytes_];
+      if (KeyAt(slots_[i]) == key) return Entry(slots_[i]) + sizeof(uint64_t);
     }
   }
 
-  // A loop over many keys misses the cache three times a Find (slot, key, row): it calls
+  // A loop over many keys misses the cache twice a Find (slot, then key and row): it calls
   // PrefetchSlot a few keys ahead, then PrefetchRow (which reads the slot) closer in.
   void PrefetchSlot(uint64_t key) const { __builtin_prefetch(&slots_[Hash(key) & (slots_.size() - 1)]); }
   void PrefetchRow(uint64_t key) const {
     const uint32_t slot = slots_[Hash(key) & (slots_.size() - 1)];
-    if (slot == kEmpty) return;
-    __builtin_prefetch(&keys_[slot]);
-    __builtin_prefetch(&arena_[static_cast<size_t>(slot) * row_bytes_]);
+    if (slot != kEmpty) __builtin_prefetch(&arena_[static_cast<size_t>(slot) * entry_bytes_]);
   }
 
-  size_t size() const { return keys_.size(); }
+  size_t size() const { return size_; }
 
  private:
   static constexpr uint32_t kEmpty = 0xffffffffu;
   static uint64_t Hash(uint64_t key) { return FibonacciHash(key) >> 17; }
+  uint8_t* Entry(uint32_t slot) { return &arena_[static_cast<size_t>(slot) * entry_bytes_]; }
+  uint64_t KeyAt(uint32_t slot) {
+    uint64_t key;
+    std::memcpy(&key, Entry(slot), sizeof(key));
+    return key;
+  }
 
   size_t row_bytes_;
+  size_t entry_bytes_;  // the key, then the row
   size_t max_keys_ = 0;
-  HugeVector<uint32_t> slots_;  // index into keys_/arena_, or kEmpty
-  HugeVector<uint64_t> keys_;
-  HugeVector<uint8_t> arena_;
+  size_t size_ = 0;
+  HugeVector<uint32_t> slots_;  // index of the entry in arena_, or kEmpty
+  HugeVector<uint8_t> arena_;   // entries in insertion order
 };
 
 }  // namespace strata
