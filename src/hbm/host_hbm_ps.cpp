@@ -299,7 +299,8 @@ class HostHbmPs final : public HbmPs {
       for (int i = begin; i < end; ++i) {
         if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
         float* x = &w->input[static_cast<size_t>(i) * in];
-        pool_example(x, rows.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S, static_cast<size_t>(dim));
+        pool_example(x, rows.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S,
+                     static_cast<size_t>(dim));
         std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
       }
     };

@@ -34,7 +34,9 @@ STRATA_ALWAYS_INLINE void SumRowsOf(float* __restrict x, const uint8_t* const* r
 template <size_t kWidth>
 STRATA_ALWAYS_INLINE void PoolExampleOf(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids,
                                         const uint32_t* offsets, size_t slots, size_t dim) {
-  for (size_t s = 0; s < slots; ++s) SumRowsOf<kWidth>(x + s * dim, rows, ids + offsets[s], offsets[s + 1] - offsets[s], dim);
+  for (size_t s = 0; s < slots; ++s) {
+    SumRowsOf<kWidth>(x + s * dim, rows, ids + offsets[s], offsets[s + 1] - offsets[s], dim);
+  }
 }
 
 STRATA_ALWAYS_INLINE void PoolExampleLoop(float* __restrict x, const uint8_t* const* rows, const uint32_t* ids,
@@ -57,7 +59,9 @@ STRATA_ALWAYS_INLINE void ScatterAddOf(float* grads, const uint32_t* ids, size_t
 template <size_t kWidth>
 STRATA_ALWAYS_INLINE void ScatterExampleOf(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
                                            const float* __restrict d, size_t dim) {
-  for (size_t s = 0; s < slots; ++s) ScatterAddOf<kWidth>(grads, ids + offsets[s], offsets[s + 1] - offsets[s], d + s * dim, dim);
+  for (size_t s = 0; s < slots; ++s) {
+    ScatterAddOf<kWidth>(grads, ids + offsets[s], offsets[s + 1] - offsets[s], d + s * dim, dim);
+  }
 }
 
 STRATA_ALWAYS_INLINE void ScatterExampleLoop(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
