@@ -14,20 +14,25 @@ namespace {
 constexpr size_t kScanChunkBytes = 4 << 20;  // sequential read size when scanning a segment
 
 // Decodes records [chunk->first, chunk->first + n) of the units in `buf`, which start at
-// file offset `offset`.
+// file offset `offset`, a group at a time (their checksums side by side).
 Status DecodeChunk(const Segment& seg, const RecordLayout& layout, const uint8_t* buf, uint64_t offset,
                    size_t n, RecordChunk* chunk) {
   chunk->keys.resize(n);
   chunk->seqs.resize(n);
   chunk->rows.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t r = chunk->first + i;
-    const uint8_t* p = buf + (layout.Offset(r) - offset);
-    if (!DecodeRecord(p, layout.row_bytes, &chunk->keys[i], &chunk->seqs[i])) {
+  for (size_t i = 0; i < n; i += kMaxRecordsAtOnce) {
+    const size_t group = std::min(kMaxRecordsAtOnce, n - i);
+    const uint8_t* src[kMaxRecordsAtOnce];
+    for (size_t k = 0; k < group; ++k) {
+      src[k] = buf + (layout.Offset(chunk->first + i + k) - offset);
+      chunk->rows[i + k] = src[k] + kRecordRowOffset;
+    }
+    const size_t intact = DecodeRecords(src, group, layout.row_bytes, &chunk->keys[i], &chunk->seqs[i]);
+    if (intact < group) {
+      const uint64_t r = chunk->first + i + intact;
       return Status::Corruption(seg.path + ": record " + std::to_string(r) + " at offset " +
                                 std::to_string(layout.Offset(r)) + ": checksum mismatch");
     }
-    chunk->rows[i] = p + kRecordRowOffset;
   }
   return Status::OK();
 }

@@ -68,11 +68,20 @@ void EncodeRecords(uint8_t* const* dst, const uint64_t* keys, uint64_t first_seq
 }
 
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq) {
+  return DecodeRecords(&src, 1, row_bytes, key, seq) == 1;
+}
+
+size_t DecodeRecords(const uint8_t* const* src, size_t count, size_t row_bytes, uint64_t* keys, uint64_t* seqs) {
+  assert(count <= kMaxRecordsAtOnce);
   const size_t covered = kRecordRowOffset + row_bytes;
-  if (Crc32c(0, src, covered) != Load<uint32_t>(src + covered)) return false;
-  *key = Load<uint64_t>(src);
-  *seq = Load<uint64_t>(src + 8);
-  return true;
+  uint32_t crcs[kMaxRecordsAtOnce];
+  Crc32cEach(src, count, covered, crcs);
+  for (size_t i = 0; i < count; ++i) {
+    if (crcs[i] != Load<uint32_t>(src[i] + covered)) return i;
+    keys[i] = Load<uint64_t>(src[i]);
+    seqs[i] = Load<uint64_t>(src[i] + 8);
+  }
+  return count;
 }
 
 void EncodeSegmentHeader(uint8_t* dst, const RecordLayout& layout, uint64_t file_number) {

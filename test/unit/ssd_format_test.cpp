@@ -20,7 +20,7 @@ TEST_CASE("ssd: crc32c matches the published check values") {
   CHECK(Crc32c(Crc32c(0, "12345", 5), "6789", 4) == 0xE3069283u);
 }
 
-TEST_CASE("ssd: crc32c of many ranges side by side equals each range's own, and so do their records") {
+TEST_CASE("ssd: crc32c of many ranges side by side equals each range's own; records encoded and decoded so") {
   std::vector<uint8_t> bytes(9 * 101);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 131 + i / 7);
   for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{80}, size_t{101}}) {
@@ -45,6 +45,14 @@ TEST_CASE("ssd: crc32c of many ranges side by side equals each range's own, and 
   }
   EncodeRecords(dst, keys, 100, rows.data(), kCount, kRow);
   for (size_t i = 0; i < kCount; ++i) CHECK(std::memcmp(dst[i], &each[i * kRec], kRec) == 0);
+  uint64_t got_keys[kCount], seqs[kCount];
+  CHECK(DecodeRecords(dst, kCount, kRow, got_keys, seqs) == kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    CHECK(got_keys[i] == keys[i]);
+    CHECK(seqs[i] == 100 + i);
+  }
+  dst[3][kRecordRowOffset + 5] ^= 1;  // record 3's row damaged: the first bad one found
+  CHECK(DecodeRecords(dst, kCount, kRow, got_keys, seqs) == 3);
 }
 
 TEST_CASE("ssd: record layout never lets a record straddle a unit") {

@@ -101,6 +101,11 @@ void EncodeRecords(uint8_t* const* dst, const uint64_t* keys, uint64_t first_seq
 // True when the checksum matches; then *key and *seq are set and the row is at
 // src + kRecordRowOffset.
 bool DecodeRecord(const uint8_t* src, size_t row_bytes, uint64_t* key, uint64_t* seq);
+// DecodeRecord of src[i] into keys[i], seqs[i] for i < count, the checksums computed side
+// by side; returns the first i whose checksum does not match (count when all do: a
+// damaged record's key and seq, and those after it, are not set). REQUIRES: count <=
+// kMaxRecordsAtOnce.
+size_t DecodeRecords(const uint8_t* const* src, size_t count, size_t row_bytes, uint64_t* keys, uint64_t* seqs);
 
 // dst: (kHeaderBytes), fully written.
 void EncodeSegmentHeader(uint8_t* dst, const RecordLayout& layout, uint64_t file_number);
