@@ -237,9 +237,11 @@ void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, P
   PartArena& arena = arenas_[p];
   const auto old_bytes = static_cast<int64_t>(arena.bytes());
   std::vector<size_t>& slots = scratch->slots;
+  SlotRooms(p, grouped, &scratch->rooms);
   bool moves_up = false;
-  const bool in_place = arena.data() != nullptr && arena.Grow(PlanSlots(p, grouped, arena.data(), &slots, &moves_up));
-  PartArena fresh = in_place ? PartArena() : PartArena(PlanSlots(p, grouped, nullptr, &slots, &moves_up));
+  const bool in_place =
+      arena.data() != nullptr && arena.Grow(PlanSlots(p, scratch->rooms, arena.data(), &slots, &moves_up));
+  PartArena fresh = in_place ? PartArena() : PartArena(PlanSlots(p, scratch->rooms, nullptr, &slots, &moves_up));
   uint8_t* base = in_place ? arena.data() : fresh.data();
   std::vector<NewEntry>& added = scratch->added;
   const auto relay = [&](size_t k) {
@@ -268,8 +270,18 @@ void CompactIndex::RebuildPart(size_t p, const Batch& batch, Grouped& grouped, P
   abandoned_[p] = 0;
 }
 
-size_t CompactIndex::PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots,
-                               bool* moves_up) const {
+void CompactIndex::SlotRooms(size_t p, const Grouped& grouped, std::vector<size_t>* rooms) const {
+  const auto [first, end] = PartBlocks(p);
+  rooms->resize(end - first);
+  for (size_t k = first; k < end; ++k) {
+    uint32_t fresh = 0;  // PlanInBlock adds entries for keys not indexed only
+    for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
+    (*rooms)[k - first] = size_t{RoomInArena(blocks_[k].count + fresh)} * kEntryBytes;
+  }
+}
+
+size_t CompactIndex::PlanSlots(size_t p, const std::vector<size_t>& rooms, const uint8_t* old_base,
+                               std::vector<size_t>* slots, bool* moves_up) const {
   const auto [first, end] = PartBlocks(p);
   slots->resize(end - first + 1);
   *moves_up = false;
@@ -281,10 +293,8 @@ size_t CompactIndex::PlanSlots(size_t p, const Grouped& grouped, const uint8_t* 
       *moves_up = *moves_up || at > place;
       at = std::max(at, place);
     }
-    uint32_t fresh = 0;  // PlanInBlock adds entries for keys not indexed only
-    for (uint32_t j = grouped.begin[k]; j < grouped.begin[k + 1]; ++j) fresh += !grouped.pending[j].indexed;
     (*slots)[k - first] = at;
-    at += size_t{RoomInArena(b.count + fresh)} * kEntryBytes;
+    at += rooms[k - first];
   }
   (*slots)[end - first] = at;
   return at + kLoadPadding;

@@ -142,6 +142,7 @@ class CompactIndex {
   };
   struct PartScratch {  // what one part of a large batch reuses from block to block
     std::vector<NewEntry> added;  // a block's new entries, in order
+    std::vector<size_t> rooms;  // a rebuilt part's: each block's slot bytes (SlotRooms)
     std::vector<size_t> slots;  // a rebuilt part's: where each block's entries go (PlanSlots)
     Additions add;
   };
@@ -171,13 +172,15 @@ class CompactIndex {
   Additions MergePart(size_t p, const Batch& batch, Grouped& grouped);
   void VisitBlocks(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
   void RebuildPart(size_t p, const Batch& batch, Grouped& grouped, PartScratch* scratch);
+  // The bytes of each of part p's blocks' slot in a rebuild: room for the block's entries,
+  // every key of the batch not indexed among them, and a little more.
+  void SlotRooms(size_t p, const Grouped& grouped, std::vector<size_t>* rooms) const;
   // Where a rebuilt part's blocks go: (*slots)[k] the byte offset of block first + k's
-  // entries, (*slots)[blocks] the end; each slot has room for the block's entries, every
-  // key of the batch not indexed among them, and a little more. With old_base (the part's
+  // entries, (*slots)[blocks] the end, each slot rooms[k] bytes. With old_base (the part's
   // arena), no slot starts before its block's present place there, so that the blocks can
   // move up in place from the top down; *moves_up: whether one does. Returns the arena's
   // bytes.
-  size_t PlanSlots(size_t p, const Grouped& grouped, const uint8_t* old_base, std::vector<size_t>* slots,
+  size_t PlanSlots(size_t p, const std::vector<size_t>& rooms, const uint8_t* old_base, std::vector<size_t>* slots,
                    bool* moves_up) const;
   static void PrefetchBlock(const Block& b);
   void MergeIntoBlock(Block* b, const Batch& batch, Pending* pending, size_t m, PartScratch* scratch);

@@ -22,6 +22,12 @@ constexpr std::array<uint32_t, 256> MakeTable() {
   return t;
 }
 constexpr std::array<uint32_t, 256> kTable = MakeTable();
+#else
+uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
 #endif
 
 }  // namespace
@@ -31,11 +37,7 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
   uint32_t c = ~crc;
 #if defined(__SSE4_2__)
   uint64_t c64 = c;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c64 = _mm_crc32_u64(c64, v);
-  }
+  for (; n >= 8; n -= 8, p += 8) c64 = _mm_crc32_u64(c64, Load64(p));
   c = static_cast<uint32_t>(c64);
   for (; n > 0; --n, ++p) c = _mm_crc32_u8(c, *p);
 #else
@@ -47,12 +49,6 @@ uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
 namespace {
 
 #if defined(__SSE4_2__)
-uint64_t Load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 // Crc32c(0, data[k], n) for k < 4, the four chains interleaved.
 void Crc32cFour(const uint8_t* const* data, size_t n, uint32_t* crcs) {
   uint64_t c0 = 0xFFFFFFFFu, c1 = c0, c2 = c0, c3 = c0;

@@ -32,8 +32,6 @@ Status CheckAllParquet(const ShardPlan& plan) {
   return Status::OK();
 }
 
-// Rank 0 expands the globs, plans the shards and checks the files' headers against the
-// schema; every rank receives the same plan.
 // Whole files dealt out in turn: each worker needs one at least. Told before the files are
 // scanned, which is the plan's longest part.
 Status CheckFilesForWorkers(size_t files, int workers, int ranks, const TrainOptions& o) {
@@ -44,6 +42,8 @@ Status CheckFilesForWorkers(size_t files, int workers, int ranks, const TrainOpt
       files, files == 1 ? "" : "s", workers, ranks, o.workers_per_rank));
 }
 
+// Rank 0 expands the globs, plans the shards and checks the files' headers against the
+// schema; every rank receives the same plan.
 Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, uint64_t stripe_lines,
                  const TrainOptions& o, ShardPlan* plan) {
   std::string bytes;
