@@ -11,13 +11,15 @@
 // them again. Told which batch comes next, TrainAlone builds that batch's index on a second
 // thread while the first scatters (both serial phases). The loops over keys and rows spread
 // through the tables (lookups, stage-in, pooling, TrainAlone's updates) prefetch what they
-// reach next.
+// reach next. A dnn in bf16 pools straight into the MLP's bf16 input and scatters from its
+// bf16 input gradient (rounded_input_).
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "hbm/batch_index.h"
@@ -98,7 +100,8 @@ class HostHbmPs final : public HbmPs {
     Worker& w = workers_[worker];
     const int B = batch.num_examples;
     if (B == 0) return Status::OK();
-    STRATA_RETURN_IF_ERROR(Pool(batch, &w));
+    STRATA_RETURN_IF_ERROR(IndexBatch(batch, &w));
+    PoolFp32(batch, &w);
     model_.Forward(params_.data(), w.input.data(), B, &w.ws, probs);
     for (int i = 0; i < B; ++i) probs[i] = 1.0f / (1.0f + std::exp(-probs[i]));
     return Status::OK();
@@ -194,16 +197,39 @@ class HostHbmPs final : public HbmPs {
     }
     out->examples = B;
     out->dense.resize(model_.num_params());
-    STRATA_RETURN_IF_ERROR(Pool(batch, w));
+    STRATA_RETURN_IF_ERROR(IndexBatch(batch, w));
     w->logits.resize(B);
+    if (rounded_input_) {
+      ScatterAndIndexNext(batch, next, w, ModelStepRounded(batch, grad_scale, w, out), out);
+    } else {
+      ScatterAndIndexNext(batch, next, w, ModelStep(batch, grad_scale, w, out), out);
+    }
+    return Status::OK();
+  }
+
+  // The model's forward and backward on the batch w has indexed: the loss and the dense
+  // gradient into out; returns the gradient of the model's input (B, input width).
+  const float* ModelStep(const Batch& batch, float grad_scale, Worker* w, WorkerGrads* out) {
+    const int B = batch.num_examples;
+    PoolFp32(batch, w);
     model_.Forward(params_.data(), w->input.data(), B, &w->ws, w->logits.data(), precision_);
     out->loss_sum = LossAndGrad(w->logits.data(), batch.labels.data(), B, grad_scale, w->logits.data());
     w->dinput.resize(w->input.size());
     model_.Backward(params_.data(), w->input.data(), B, w->logits.data(), &w->ws, out->dense.data(),
                     w->dinput.data(), precision_);
     ScaleMeanSlots(batch, mean_, spec_.row_dim(), model_.input_width(), w->dinput.data());
-    ScatterAndIndexNext(batch, next, w, out);
-    return Status::OK();
+    return w->dinput.data();
+  }
+
+  // ModelStep when rounded_input_: the MLP's input pooled straight into its bf16 rounding,
+  // and its gradient returned as the bf16 roundings the first layer's product wrote.
+  const uint16_t* ModelStepRounded(const Batch& batch, float grad_scale, Worker* w, WorkerGrads* out) {
+    const int B = batch.num_examples;
+    const Mlp& mlp = model_.mlp();
+    PoolInto(batch, *w, mlp.RoundedInput(&w->ws.mlp, B));
+    mlp.ForwardRounded(params_.data(), B, &w->ws.mlp, w->logits.data());
+    out->loss_sum = LossAndGrad(w->logits.data(), batch.labels.data(), B, grad_scale, w->logits.data());
+    return mlp.BackwardRounded(params_.data(), B, w->logits.data(), &w->ws.mlp, out->dense.data());
   }
 
   TableSet& active() { return sets_[active_]; }
@@ -284,24 +310,34 @@ class HostHbmPs final : public HbmPs {
                               [&](size_t i, uint8_t* row) { w->rows[i] = row; });
   }
 
-  // Builds the batch's gather index and the MLP input: sum-pooled (or mean-pooled:
-  // model/pooling.h) embeddings per slot, then the dense features. Examples are
-  // independent, so a lone worker splits them over the rank's threads.
-  Status Pool(const Batch& batch, Worker* w) {
-    STRATA_RETURN_IF_ERROR(IndexBatch(batch, w));
-    const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
-    const int B = batch.num_examples;
-    w->input.resize(static_cast<size_t>(B) * in);
-    const auto& ids = w->index.local_ids();
-    const std::vector<uint8_t*>& rows = w->rows;
-    const auto pool_example = Kernels().pool_example;
+  // The MLP input of the batch w has indexed, in w->input: sum-pooled (or mean-pooled:
+  // model/pooling.h) embeddings per slot, then the dense features.
+  void PoolFp32(const Batch& batch, Worker* w) {
+    const int in = model_.input_width();
+    w->input.resize(static_cast<size_t>(batch.num_examples) * in);
+    PoolInto(batch, *w, w->input.data());
+    ScaleMeanSlots(batch, mean_, spec_.row_dim(), in, w->input.data());
+  }
+
+  // Sum pooling of the batch w has indexed into input (B, input width) of floats or of bf16
+  // roundings, then the dense features. An example is pooled in fp32 (PoolExample) into its
+  // row of a float input, or into a buffer the L1 cache holds and then rounded into its row
+  // of a bf16 one. Examples are independent, so a lone worker splits them over the rank's
+  // threads.
+  template <typename T>
+  void PoolInto(const Batch& batch, const Worker& w, T* input) {
+    const int in = model_.input_width(), B = batch.num_examples;
     const auto pool_examples = [&](int begin, int end) {
+      std::vector<float> example(std::is_same_v<T, float> ? 0 : in);
       for (int i = begin; i < end; ++i) {
-        if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
-        float* x = &w->input[static_cast<size_t>(i) * in];
-        pool_example(x, rows.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S,
-                     static_cast<size_t>(dim));
-        std::copy_n(&batch.dense[static_cast<size_t>(i) * batch.num_dense], batch.num_dense, x + S * dim);
+        if (i + 1 < end) PrefetchEmbeddings(batch, w, i + 1);
+        T* x = input + static_cast<size_t>(i) * in;
+        if constexpr (std::is_same_v<T, float>) {
+          PoolExample(batch, w, i, x);
+        } else {
+          PoolExample(batch, w, i, example.data());
+          Kernels().to_bf16(x, example.data(), example.size());
+        }
       }
     };
     const int parts = std::min(StepThreads(), B);
@@ -313,8 +349,14 @@ class HostHbmPs final : public HbmPs {
     } else {
       pool_examples(0, B);
     }
-    ScaleMeanSlots(batch, mean_, dim, in, w->input.data());
-    return Status::OK();
+  }
+
+  // Example i's input row x: its slots' sums, then its dense features.
+  void PoolExample(const Batch& batch, const Worker& w, int i, float* x) const {
+    const int dim = spec_.row_dim(), S = batch.num_slots, dense = batch.num_dense;
+    Kernels().pool_example(x, w.rows.data(), w.index.local_ids().data(), &batch.offsets[static_cast<size_t>(i) * S],
+                           S, static_cast<size_t>(dim));
+    std::copy_n(&batch.dense[static_cast<size_t>(i) * dense], dense, x + S * dim);
   }
 
   // Loads the embeddings example i pools into the cache, ahead of its pooling: the rows
@@ -327,11 +369,12 @@ class HostHbmPs final : public HbmPs {
 
   // Scatter, and with `next` and two step threads, next's batch index built beside it for
   // next's IndexBatch.
-  void ScatterAndIndexNext(const Batch& batch, const Batch* next, Worker* w, WorkerGrads* out) {
-    if (next == nullptr || StepThreads() < 2) return Scatter(batch, *w, out);
+  template <typename D>
+  void ScatterAndIndexNext(const Batch& batch, const Batch* next, Worker* w, const D* dinput, WorkerGrads* out) {
+    if (next == nullptr || StepThreads() < 2) return Scatter(batch, *w, dinput, out);
     pool_.ParallelFor(2, [&](size_t part) {
       if (part == 0) {
-        Scatter(batch, *w, out);
+        Scatter(batch, *w, dinput, out);
       } else {
         w->next_index.Build(*next);
       }
@@ -340,19 +383,22 @@ class HostHbmPs final : public HbmPs {
   }
 
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
-  // (already scaled for mean slots).
-  void Scatter(const Batch& batch, const Worker& w, WorkerGrads* out) const {
+  // (already scaled for mean slots), of floats or of bf16 roundings.
+  template <typename D>
+  void Scatter(const Batch& batch, const Worker& w, const D* dinput, WorkerGrads* out) const {
     const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
     out->keys = w.index.keys();
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
     const auto& ids = w.index.local_ids();
-    const auto scatter_example = Kernels().scatter_example;
+    const auto scatter_example = ScatterKernel(dinput);
     for (int i = 0; i < batch.num_examples; ++i) {
       scatter_example(out->grads.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S,
-                      &w.dinput[static_cast<size_t>(i) * in], static_cast<size_t>(dim));
+                      &dinput[static_cast<size_t>(i) * in], static_cast<size_t>(dim));
     }
   }
+  static auto ScatterKernel(const float*) { return Kernels().scatter_example; }
+  static auto ScatterKernel(const uint16_t*) { return Kernels().scatter_example_bf16; }
 
   ModelSpec spec_;
   std::vector<uint8_t> mean_ = MeanSlotFlags(spec_);
@@ -360,6 +406,11 @@ class HostHbmPs final : public HbmPs {
   RowLayout layout_;
   DenseModel model_;
   DensePrecision precision_;
+  // A dnn in bf16 whose slots all sum-pool: pooling writes the MLP's bf16 input itself and
+  // the scatter reads the bf16 input gradient (Mlp::RoundedInput), neither ever held in
+  // fp32; the values and their order are the fp32 input's roundings, so the step is the same.
+  const bool rounded_input_ = precision_ == DensePrecision::kBf16 && spec_.kind == ModelKind::kDnn &&
+                              model_.mlp().relu_layers() >= 1 && mean_.empty();
   ThreadPool pool_;
   // The active set trains; the standby set is staged by another thread (HbmPs).
   TableSet sets_[2];

@@ -128,13 +128,30 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
 
 void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws, float* out,
                   DensePrecision precision) const {
+  ForwardFrom(params, input, false, B, ws, out, precision);
+}
+
+uint16_t* Mlp::RoundedInput(Workspace* ws, int B) const {
+  assert(B >= 1 && B <= ws->max_batch);
+  ws->input16[0].resize(static_cast<size_t>(B) * input_width());
+  return ws->input16[0].data();
+}
+
+void Mlp::ForwardRounded(const float* params, int B, Workspace* ws, float* out) const {
+  assert(output_ == Output::kLogit && relu_layers() >= 1);
+  ForwardFrom(params, nullptr, true, B, ws, out, DensePrecision::kBf16);
+}
+
+void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_input, int B, Workspace* ws, float* out,
+                      DensePrecision precision) const {
   assert(B >= 1 && B <= ws->max_batch);
   const bool bf16 = precision == DensePrecision::kBf16;
   const float* a = input;
   for (int l = 0; l < relu_layers(); ++l) {
     const int in = fan_in(l), width = fan_out(l);
-    // kBf16: a hidden layer's input after the first is the rounding its product wrote.
-    const GemmOperand x = bf16 && l > 0 ? GemmOperand(nullptr, ws->input16[l].data())
+    // kBf16: a hidden layer's input after the first is the rounding its product wrote, and
+    // the first layer's one the caller wrote when rounded_input.
+    const GemmOperand x = bf16 && (l > 0 || rounded_input) ? GemmOperand(nullptr, ws->input16[l].data())
                                         : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
                                                   ws->gemm.threads);
     const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
@@ -165,35 +182,45 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
 
 void Mlp::Backward(const float* params, const float* input, int B, const float* dout,
                    Workspace* ws, float* dparams, float* dinput, DensePrecision precision) const {
+  float* dz = TopBackward(params, input, B, dout, ws, dparams, dinput);
+  if (dz == nullptr) return;
+  if (precision == DensePrecision::kFp32) return BackwardReluLayers(params, input, B, dz, ws, dparams, dinput);
+  const uint16_t* d16 = BackwardReluLayersBf16(B, dz, ws, dparams, dinput != nullptr);
+  if (d16 != nullptr) Widen(d16, static_cast<size_t>(B) * input_width(), dinput, ws->gemm.threads);
+}
+
+const uint16_t* Mlp::BackwardRounded(const float* params, int B, const float* dout, Workspace* ws,
+                                     float* dparams) const {
+  assert(output_ == Output::kLogit && relu_layers() >= 1);
+  return BackwardReluLayersBf16(B, TopBackward(params, nullptr, B, dout, ws, dparams, nullptr), ws, dparams, true);
+}
+
+float* Mlp::TopBackward(const float* params, const float* input, int B, const float* dout, Workspace* ws,
+                        float* dparams, float* dinput) const {
   assert(B >= 1 && B <= ws->max_batch);
   const int last = num_layers() - 1;
-  const auto layer_input = [&](int l) { return l == 0 ? input : ws->act[l - 1].data(); };
   float* dz = ws->grad_a.data();
   if (output_ == Output::kRelu) {
     // dout is dLoss/d(the last ReLU's output): mask it into that layer's pre-activation.
     std::memcpy(dz, dout, static_cast<size_t>(B) * output_width() * sizeof(float));
     ReluMaskAndBiasGrad(ws->act[last].data(), dz, B, fan_out(last), dparams + bias_offset(last), ws->gemm.threads);
-  } else {
-    // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
-    const int in = fan_in(last);
-    cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, layer_input(last), in, dout, 1, 0.0f,
-                dparams + weight_offset(last), 1);
-    float db = 0.0f;
-    for (int i = 0; i < B; ++i) db += dout[i];
-    dparams[bias_offset(last)] = db;
-    if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
-      if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput);
-      return;
-    }
-    // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
-    OuterProduct(dout, params + weight_offset(last), B, in, dz);
-    ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
+    return dz;
   }
-  if (precision == DensePrecision::kBf16) {
-    BackwardReluLayersBf16(B, dz, ws, dparams, dinput);
-  } else {
-    BackwardReluLayers(params, input, B, dz, ws, dparams, dinput);
+  // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
+  const int in = fan_in(last);
+  cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, last == 0 ? input : ws->act[last - 1].data(), in, dout, 1,
+              0.0f, dparams + weight_offset(last), 1);
+  float db = 0.0f;
+  for (int i = 0; i < B; ++i) db += dout[i];
+  dparams[bias_offset(last)] = db;
+  if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
+    if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput);
+    return nullptr;
   }
+  // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
+  OuterProduct(dout, params + weight_offset(last), B, in, dz);
+  ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
+  return dz;
 }
 
 void Mlp::BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
@@ -214,8 +241,8 @@ void Mlp::BackwardReluLayers(const float* params, const float* input, int B, flo
   }
 }
 
-void Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
-                                 float* dinput) const {
+const uint16_t* Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
+                                            bool input_grad) const {
   const int threads = ws->gemm.threads, top = relu_layers() - 1;
   std::vector<uint16_t>* g = &ws->grad16;
   std::vector<uint16_t>* below = &ws->grad16_pong;
@@ -224,13 +251,14 @@ void Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* d
     const int in = fan_in(l), width = fan_out(l);
     const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());
     Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dparams + weight_offset(l));
-    if (l == 0 && dinput == nullptr) return;
+    if (l == 0 && !input_grad) return nullptr;
     below->resize(static_cast<size_t>(B) * in);
     GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, below->data());
-    if (l == 0) return Widen(below->data(), below->size(), dinput, threads);
+    if (l == 0) return below->data();
     ReluMaskAndBiasGrad(ws->input16[l].data(), below->data(), B, in, dparams + bias_offset(l - 1), threads);
     std::swap(g, below);
   }
+  return nullptr;  // no ReLU layers
 }
 
 double LossAndGrad(const float* logits, const float* labels, int B, float scale,

@@ -45,27 +45,33 @@ STRATA_ALWAYS_INLINE void PoolExampleLoop(float* __restrict x, const uint8_t* co
   PoolExampleOf<1>(x, rows, ids, offsets, slots, dim);
 }
 
-template <size_t kWidth>
-STRATA_ALWAYS_INLINE void ScatterAddOf(float* grads, const uint32_t* ids, size_t n, const float* __restrict d,
+// The scatter's gradient d as fp32 (D = float) or as bf16 roundings (D = uint16_t), whose
+// values it adds.
+STRATA_ALWAYS_INLINE float ValueOf(float v) { return v; }
+STRATA_ALWAYS_INLINE float ValueOf(uint16_t v) { return Bf16ToFloat(v); }
+
+template <size_t kWidth, typename D>
+STRATA_ALWAYS_INLINE void ScatterAddOf(float* grads, const uint32_t* ids, size_t n, const D* __restrict d,
                                        size_t dim) {
   for (size_t j = 0; j < n; ++j) {
     float* __restrict g = grads + static_cast<size_t>(ids[j]) * dim;
     for (size_t c0 = 0; c0 < dim; c0 += kWidth) {
-      for (size_t c = c0; c < c0 + kWidth; ++c) g[c] += d[c];
+      for (size_t c = c0; c < c0 + kWidth; ++c) g[c] += ValueOf(d[c]);
     }
   }
 }
 
-template <size_t kWidth>
+template <size_t kWidth, typename D>
 STRATA_ALWAYS_INLINE void ScatterExampleOf(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
-                                           const float* __restrict d, size_t dim) {
+                                           const D* __restrict d, size_t dim) {
   for (size_t s = 0; s < slots; ++s) {
     ScatterAddOf<kWidth>(grads, ids + offsets[s], offsets[s + 1] - offsets[s], d + s * dim, dim);
   }
 }
 
+template <typename D>
 STRATA_ALWAYS_INLINE void ScatterExampleLoop(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
-                                             const float* __restrict d, size_t dim) {
+                                             const D* __restrict d, size_t dim) {
   if (dim % 16 == 0) return ScatterExampleOf<16>(grads, ids, offsets, slots, d, dim);
   ScatterExampleOf<1>(grads, ids, offsets, slots, d, dim);
 }
@@ -112,6 +118,10 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
                                    const float* d, size_t dim) {                                     \
     ScatterExampleLoop(grads, ids, offsets, slots, d, dim);                                          \
   }                                                                                                  \
+  target void name##ScatterExampleBf16(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots, \
+                                       const uint16_t* d, size_t dim) {                              \
+    ScatterExampleLoop(grads, ids, offsets, slots, d, dim);                                          \
+  }                                                                                                  \
   target void name##Adagrad(float* w, float* s, const float* g, size_t n, float lr) {                \
     AdagradLoop(w, s, g, n, lr);                                                                     \
   }                                                                                                  \
@@ -123,8 +133,9 @@ STRATA_ALWAYS_INLINE void ReluMaskBf16Loop(const uint16_t* __restrict a, uint16_
   target void name##ReluMaskBf16(const uint16_t* a, uint16_t* d, float* db, size_t n) {              \
     ReluMaskBf16Loop(a, d, db, n);                                                                   \
   }                                                                                                  \
-  const UpdateKernels k##name{name##PoolExample, name##ScatterExample, name##Adagrad, name##Adam,         \
-                              name##ToBf16,  name##ReluMask,    name##ReluMaskBf16};
+  const UpdateKernels k##name{name##PoolExample, name##ScatterExample,                                \
+                              name##ScatterExampleBf16, name##Adagrad, name##Adam, name##ToBf16,     \
+                              name##ReluMask, name##ReluMaskBf16};
 
 STRATA_UPDATE_KERNELS(Baseline, )
 STRATA_UPDATE_KERNELS(Avx2, __attribute__((target("avx2"))))
@@ -147,8 +158,9 @@ __attribute__((target("avx512f,avx512bf16"))) void Avx512Bf16ToBf16(uint16_t* to
   }
   ToBf16Loop(to + i, from + i, n - i);
 }
-const UpdateKernels kAvx512Bf16{Avx512PoolExample, Avx512ScatterExample, Avx512Adagrad, Avx512Adam,
-                                Avx512Bf16ToBf16, Avx512ReluMask,   Avx512ReluMaskBf16};
+const UpdateKernels kAvx512Bf16{Avx512PoolExample, Avx512ScatterExample,
+                                Avx512ScatterExampleBf16, Avx512Adagrad, Avx512Adam, Avx512Bf16ToBf16,
+                                Avx512ReluMask, Avx512ReluMaskBf16};
 
 }  // namespace
 

@@ -1,10 +1,10 @@
 // OnednnGemm in fp32 and with bf16 operands against a scalar reference on the same
 // (bf16-rounded) operands, in every transpose and with accumulation; the fused bias and ReLU
 // against the bias, an accumulating product and a ReLU, and written in bf16 against the
-// rounding of its fp32 result; a caller's bf16 rounding read in place
-// of the values; the same bits for 1 and 2 threads; and the Mlp's bf16 forward and backward
-// against its fp32 ones. The bf16 cases are skipped, with a message, on a CPU without bf16
-// instructions.
+// rounding of its fp32 result; a caller's bf16 rounding read in place of the values; the
+// same bits for 1 and 2 threads; the Mlp's bf16 forward and backward against its fp32 ones,
+// and on an input written already rounded against its bf16 ones. The bf16 cases are
+// skipped, with a message, on a CPU without bf16 instructions.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -193,6 +193,38 @@ TEST_CASE("onednn gemm: the Mlp's bf16 forward and backward follow its fp32 ones
   CHECK(close(dparams[0], dparams[1]));
   CHECK(close(dinput[0], dinput[1]));
   CHECK(logits[0] != logits[1]);  // the bf16 path was taken
+}
+
+// The input written already rounded (RoundedInput) gives Forward's and Backward's bits in
+// bf16, for one and for several hidden layers, and the input gradient as the roundings
+// whose values Backward writes.
+TEST_CASE("onednn gemm: the Mlp's rounded-input steps are its bf16 steps, bitwise") {
+  if (SkipWithoutBf16()) return;
+  for (const std::vector<int>& hidden : {std::vector<int>{24}, std::vector<int>{32, 16, 8}}) {
+    CAPTURE(hidden.size());
+    const Mlp mlp(29, hidden, Mlp::Output::kLogit);
+    const int B = 48;
+    std::vector<float> params(mlp.num_params());
+    mlp.InitParams(7, params.data());
+    const auto x = Random(8, static_cast<size_t>(B) * mlp.input_width());
+    const auto c = Random(9, B);
+    auto ws = mlp.MakeWorkspace(B, 2);
+    std::vector<float> logits(B), dparams(params.size()), dinput(x.size());
+    mlp.Forward(params.data(), x.data(), B, &ws, logits.data(), DensePrecision::kBf16);
+    mlp.Backward(params.data(), x.data(), B, c.data(), &ws, dparams.data(), dinput.data(), DensePrecision::kBf16);
+
+    auto rounded_ws = mlp.MakeWorkspace(B, 2);
+    uint16_t* x16 = mlp.RoundedInput(&rounded_ws, B);
+    for (size_t k = 0; k < x.size(); ++k) x16[k] = FloatToBf16(x[k]);
+    std::vector<float> rounded_logits(B), rounded_dparams(params.size(), 5.0f);
+    mlp.ForwardRounded(params.data(), B, &rounded_ws, rounded_logits.data());
+    const uint16_t* d16 = mlp.BackwardRounded(params.data(), B, c.data(), &rounded_ws, rounded_dparams.data());
+    CHECK(rounded_logits == logits);
+    CHECK(rounded_dparams == dparams);
+    std::vector<float> widened(x.size());
+    for (size_t k = 0; k < x.size(); ++k) widened[k] = Bf16ToFloat(d16[k]);
+    CHECK(widened == dinput);
+  }
 }
 
 }  // namespace

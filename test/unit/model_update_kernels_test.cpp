@@ -1,7 +1,8 @@
 // UpdateKernels on every instruction set this CPU runs: bit for bit the per-coordinate
 // functions of update_math.h, FloatToBf16 (the baseline's loop), and pooling, its scatter
-// and a ReLU mask written here, on spans of every length around the vector widths and at
-// unaligned starts; and the set Kernels() chose is one the CPU runs.
+// (from fp32 and bf16 gradients) and a ReLU mask written here, on spans of every length
+// around the vector widths and at unaligned starts; and the set Kernels() chose is one the
+// CPU runs.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -80,6 +81,19 @@ void CheckPooling(const UpdateKernels& k, size_t dim, size_t offset) {
     }
     k.scatter_example(grads.data() + offset, ids.data(), offsets.data(), slots, d.data() + offset, dim);
     CHECK(SameBits(grads, want_grads));
+
+    // From bf16 roundings: the same adds of their values.
+    std::vector<uint16_t> d16(d.size());
+    std::vector<float> widened(d.size());
+    for (size_t i = 0; i < d.size(); ++i) d16[i] = FloatToBf16(d[i]), widened[i] = Bf16ToFloat(d16[i]);
+    std::vector<float> grads16 = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12), want_grads16 = grads16;
+    for (size_t s = 0; s < slots; ++s) {
+      for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) {
+        for (size_t c = 0; c < dim; ++c) want_grads16[offset + ids[j] * dim + c] += widened[offset + s * dim + c];
+      }
+    }
+    k.scatter_example_bf16(grads16.data() + offset, ids.data(), offsets.data(), slots, d16.data() + offset, dim);
+    CHECK(SameBits(grads16, want_grads16));
   }
 }
 

@@ -101,13 +101,33 @@ class Mlp {
                 Workspace* ws, float* dparams, float* dinput,
                 DensePrecision precision = DensePrecision::kFp32) const;
 
+  // kBf16 on an input the caller writes already rounded, so that it is never held in fp32:
+  // the caller writes the bf16 input (B, input_width) into RoundedInput, then ForwardRounded
+  // and BackwardRounded compute what Forward and Backward in kBf16 would on its values,
+  // bitwise, and BackwardRounded returns the input gradient as the bf16 roundings its
+  // product wrote (Backward's dinput holds their values), valid until the next call on ws.
+  // REQUIRES: kLogit with at least one hidden layer; OnednnGemm::Bf16Supported().
+  uint16_t* RoundedInput(Workspace* ws, int B) const;
+  void ForwardRounded(const float* params, int B, Workspace* ws, float* out) const;
+  const uint16_t* BackwardRounded(const float* params, int B, const float* dout, Workspace* ws,
+                                  float* dparams) const;
+
  private:
-  // Backward's ReLU layers top-down from dz, dLoss/d(the top ReLU layer's pre-activation),
-  // masked and with its bias gradient written: fp32, or kBf16 with each input gradient
-  // written in bf16 by its product and fed to the next products as it is.
+  // Forward, its first layer reading ws->input16[0] as written when rounded_input (kBf16).
+  void ForwardFrom(const float* params, const float* input, bool rounded_input, int B, Workspace* ws, float* out,
+                   DensePrecision precision) const;
+  // Backward's top: the output layer's gradients (kLogit) and dLoss/d(the top ReLU layer's
+  // pre-activation), masked and with its bias gradient written, in ws->grad_a; returns it, or
+  // null when there is no ReLU layer (dinput, when asked for, then written).
+  float* TopBackward(const float* params, const float* input, int B, const float* dout, Workspace* ws,
+                     float* dparams, float* dinput) const;
+  // Backward's ReLU layers top-down from dz (TopBackward's): fp32, or kBf16 with each input
+  // gradient written in bf16 by its product and fed to the next products as it is; kBf16
+  // returns the first layer's (when input_grad) in ws's buffers.
   void BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
                           float* dparams, float* dinput) const;
-  void BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams, float* dinput) const;
+  const uint16_t* BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
+                                         bool input_grad) const;
 
   Output output_ = Output::kLogit;
   std::vector<int> widths_;      // input, hidden..., then 1 for kLogit

@@ -1,9 +1,9 @@
 // UpdateKernels: the host's loops over spans of coordinates (sum pooling and its scatter,
-// sparse Adagrad rows, the dense Adam step, the rounding of bf16 products' operands, the
-// ReLU mask of gradients in fp32 and bf16), each compiled for the build's baseline and for
-// AVX2 and AVX-512 from one source (the optimizers: the per-coordinate functions of
-// update_math.h), without FMA contraction, so every variant rounds as the baseline does,
-// bit for bit (the CUDA kernels too).
+// from fp32 or bf16 gradients, sparse Adagrad rows, the dense Adam step, the rounding of
+// bf16 products' operands, the ReLU mask of gradients in fp32 and bf16), each compiled for
+// the build's baseline and for AVX2 and AVX-512 from one source (the optimizers: the
+// per-coordinate functions of update_math.h), without FMA contraction, so every variant
+// rounds as the baseline does, bit for bit (the CUDA kernels too).
 // Kernels() is the set for DetectedIsa() (strata/common/cpu_isa.h). Pure functions;
 // thread-safe.
 #pragma once
@@ -26,6 +26,9 @@ struct UpdateKernels {
   // [offsets[s], offsets[s + 1]) in order, c < dim. d overlaps no row of grads; ids may repeat.
   void (*scatter_example)(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots, const float* d,
                           size_t dim);
+  // The same from a gradient of bf16 roundings: adds Bf16ToFloat(d[s * dim + c]).
+  void (*scatter_example_bf16)(float* grads, const uint32_t* ids, const uint32_t* offsets, size_t slots,
+                               const uint16_t* d, size_t dim);
   // AdagradUpdate(&w[i], &s[i], g[i], lr) for i < n. The spans do not overlap.
   void (*adagrad)(float* w, float* s, const float* g, size_t n, float lr);
   // AdamUpdate(&w[i], &m[i], &v[i], g[i], k) for i < n. The spans do not overlap.
