@@ -130,7 +130,8 @@ class HostHbmPs final : public HbmPs {
   }
 
   Status ApplyDense(const float* grad) override {
-    optimizer_.Step(params_.data(), grad, params_.size());
+    optimizer_.Step(params_.data(), grad, params_.size(),
+                    [&](size_t n, const auto& part) { InChunks(n, pool_.size(), part); });
     return Status::OK();
   }
 

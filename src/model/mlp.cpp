@@ -50,13 +50,16 @@ void Widen(const uint16_t* __restrict from, size_t n, float* __restrict to, int 
   });
 }
 
-// out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order).
-void OuterProduct(const float* __restrict d, const float* __restrict w, int B, int n,
-                  float* __restrict out) {
-  for (int i = 0; i < B; ++i) {
-    float* row = out + static_cast<size_t>(i) * n;
-    for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
-  }
+// out (B, n) = d (B) w (n)^T: a rank-1 product, elementwise (no sums to order); its rows
+// split over `threads`.
+void OuterProduct(const float* __restrict d, const float* __restrict w, int B, int n, float* __restrict out,
+                  int threads) {
+  InParts(threads, static_cast<size_t>(B), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      float* row = out + i * n;
+      for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
+    }
+  });
 }
 
 // *v grown to n floats (once: later calls find it that size), for the buffers only one
@@ -169,15 +172,16 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
     std::memcpy(out, a, static_cast<size_t>(B) * output_width() * sizeof(float));
     return;
   }
-  // Output layer (width 1): logits_i = a_i . w + b, one dot product per row. sgemv would
-  // be no faster here and sums rows in an order that depends on B.
+  // Output layer (width 1): logits_i = a_i . w + b, one dot product per row, the rows split
+  // over the threads. sgemv would be no faster here and sums rows in an order that depends
+  // on B.
   const int last = num_layers() - 1;
   const int in = fan_in(last);
   const float* w = params + weight_offset(last);
   const float b = params[bias_offset(last)];
-  for (int i = 0; i < B; ++i) {
-    out[i] = cblas_sdot(in, a + static_cast<size_t>(i) * in, 1, w, 1) + b;
-  }
+  InParts(ws->gemm.threads, static_cast<size_t>(B), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) out[i] = cblas_sdot(in, a + i * in, 1, w, 1) + b;
+  });
 }
 
 void Mlp::Backward(const float* params, const float* input, int B, const float* dout,
@@ -214,11 +218,11 @@ float* Mlp::TopBackward(const float* params, const float* input, int B, const fl
   for (int i = 0; i < B; ++i) db += dout[i];
   dparams[bias_offset(last)] = db;
   if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
-    if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput);
+    if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput, ws->gemm.threads);
     return nullptr;
   }
   // Gradient w.r.t. the last hidden activation, masked by its ReLU, with its bias gradient.
-  OuterProduct(dout, params + weight_offset(last), B, in, dz);
+  OuterProduct(dout, params + weight_offset(last), B, in, dz, ws->gemm.threads);
   ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
   return dz;
 }

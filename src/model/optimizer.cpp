@@ -67,18 +67,20 @@ DenseOptimizer::DenseOptimizer(DenseOptimizerKind kind, float lr, size_t n)
   }
 }
 
-void DenseOptimizer::Step(float* params, const float* grad, size_t n) {
+AdamStepScalars DenseOptimizer::BeginStep(size_t n) {
   assert(n == n_);
   ++steps_;
+  return MakeAdamStepScalars(lr_, kAdamBeta1, kAdamBeta2, kAdamEps, steps_);
+}
+
+void DenseOptimizer::StepRange(const AdamStepScalars& k, float* params, const float* grad, size_t begin,
+                               size_t end) {
   switch (kind_) {
-    case DenseOptimizerKind::kAdam: {
-      const AdamStepScalars k =
-          MakeAdamStepScalars(lr_, kAdamBeta1, kAdamBeta2, kAdamEps, steps_);
-      Kernels().adam(params, m_.data(), v_.data(), grad, n, k);
+    case DenseOptimizerKind::kAdam:
+      Kernels().adam(params + begin, m_.data() + begin, v_.data() + begin, grad + begin, end - begin, k);
       break;
-    }
     case DenseOptimizerKind::kSgd:
-      for (size_t i = 0; i < n; ++i) SgdUpdate(&params[i], grad[i], lr_);
+      for (size_t i = begin; i < end; ++i) SgdUpdate(&params[i], grad[i], lr_);
       break;
   }
 }

@@ -1,5 +1,6 @@
 // Optimizers: sparse Adagrad/row-wise Adagrad/SGD and dense Adam/SGD against hand-computed steps, row
-// initialisation as a pure function of (key, seed), and exact state save/restore.
+// initialisation as a pure function of (key, seed), exact state save/restore, and a dense
+// step split into parts.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -247,6 +248,30 @@ TEST_CASE("model: DenseOptimizer state restores exactly") {
   CHECK_FALSE(sgd.Restore(1, a.m(), a.v()).ok());
   CHECK(sgd.Restore(7, {}, {}).ok());
   CHECK(sgd.steps() == 7);
+}
+
+// A step split into parts (any threads may run them) gives the bits of the whole step, for
+// both kinds, the parts run in reverse order so that no part relies on an earlier one.
+TEST_CASE("model: DenseOptimizer split into parts steps as it does whole") {
+  const size_t n = 1000;
+  for (DenseOptimizerKind kind : {DenseOptimizerKind::kAdam, DenseOptimizerKind::kSgd}) {
+    DenseOptimizer whole(kind, 0.01f, n), split(kind, 0.01f, n);
+    std::vector<float> pw(n), g(n);
+    for (size_t i = 0; i < n; ++i) pw[i] = 0.001f * static_cast<float>(i) - 0.3f;
+    std::vector<float> ps = pw;
+    const auto reversed_thirds = [](size_t all, const auto& part) {
+      for (size_t k = 3; k-- > 0;) part(all * k / 3, all * (k + 1) / 3);
+    };
+    for (int t = 0; t < 3; ++t) {
+      for (size_t i = 0; i < n; ++i) g[i] = 0.002f * static_cast<float>((i * 7 + t) % 97) - 0.1f;
+      whole.Step(pw.data(), g.data(), n);
+      split.Step(ps.data(), g.data(), n, reversed_thirds);
+    }
+    CHECK(std::memcmp(pw.data(), ps.data(), n * sizeof(float)) == 0);
+    CHECK(whole.m() == split.m());
+    CHECK(whole.v() == split.v());
+    CHECK(split.steps() == 3);
+  }
 }
 
 }  // namespace

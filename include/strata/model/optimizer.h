@@ -11,7 +11,8 @@
 // its step count; they are plain vectors so checkpoints save and restore them exactly.
 //
 // Thread safety: the free functions touch only the memory passed in (distinct rows may be
-// updated concurrently). A DenseOptimizer is externally synchronized.
+// updated concurrently). A DenseOptimizer is externally synchronized; one Step's parts may
+// run on several threads.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 
 #include "strata/common/status.h"
 #include "strata/model/model_spec.h"
+#include "strata/model/update_math.h"
 
 namespace strata {
 
@@ -54,7 +56,17 @@ class DenseOptimizer {
   size_t size() const { return n_; }
 
   // params -= update(grad). REQUIRES: n == size().
-  void Step(float* params, const float* grad, size_t n);
+  void Step(float* params, const float* grad, size_t n) {
+    Step(params, grad, n, [](size_t all, const auto& part) { part(0, all); });
+  }
+  // The same with the coordinates split: for_parts(n, part) runs part(begin, end) over
+  // contiguous parts of [0, n), on any threads; each coordinate's update is its own, so the
+  // split does not change the result.
+  template <typename ForParts>
+  void Step(float* params, const float* grad, size_t n, const ForParts& for_parts) {
+    const AdamStepScalars k = BeginStep(n);
+    for_parts(n, [&](size_t begin, size_t end) { StepRange(k, params, grad, begin, end); });
+  }
 
   // State for checkpoints: steps taken, and Adam's first and second moments (size() floats
   // each for Adam, empty for SGD).
@@ -67,6 +79,10 @@ class DenseOptimizer {
   Status Restore(int64_t steps, std::vector<float> m, std::vector<float> v);
 
  private:
+  // Counts the step and returns Adam's scalars for it (unused by SGD).
+  AdamStepScalars BeginStep(size_t n);
+  void StepRange(const AdamStepScalars& k, float* params, const float* grad, size_t begin, size_t end);
+
   DenseOptimizerKind kind_;
   float lr_;
   size_t n_;
