@@ -64,15 +64,16 @@ void ScanNewlines(const char* p, size_t n, uint64_t offset, uint64_t stripe_line
   }
 }
 
-// Scans a file whose line 0 is global line `global_first` of the input.
+// Scans a file whose line 0 is global line `global_first` of the input; stripe_lines 0: a
+// file dealt out whole, whose stripe starts are not noted.
 Status ScanFile(const std::string& path, uint64_t global_first, uint64_t stripe_lines, std::vector<char>* buf,
                 FileScan* scan) {
   scan->info.path = path;
   STRATA_RETURN_IF_ERROR(DetectEncoding(path, &scan->info.encoding));
   if (scan->info.encoding == FileEncoding::kParquet) return ScanParquet(path, &scan->info);
-  const bool plain = scan->info.encoding == FileEncoding::kPlain;
-  scan->first_stripe_line = stripe_lines - global_first % stripe_lines;  // > 0: line 0 needs no note
-  uint64_t next_stripe_line = plain ? scan->first_stripe_line : std::numeric_limits<uint64_t>::max();
+  const bool noted = scan->info.encoding == FileEncoding::kPlain && stripe_lines > 0;
+  if (noted) scan->first_stripe_line = stripe_lines - global_first % stripe_lines;  // > 0: line 0 needs no note
+  uint64_t next_stripe_line = noted ? scan->first_stripe_line : std::numeric_limits<uint64_t>::max();
   ByteSource source;
   STRATA_RETURN_IF_ERROR(source.Open(path, scan->info.encoding, 0, kToEnd));
   uint64_t newlines = 0;
@@ -185,7 +186,7 @@ void CutFile(const FileScan& scan, uint32_t file, uint64_t global_first, uint64_
   }
 }
 
-// kWholeFiles: the file, whole, to worker `file` mod W (no piece for a file of no lines).
+// A file dealt out whole: to worker `file` mod W (no piece for a file of no lines).
 void DealFile(const FileScan& scan, uint32_t file, std::vector<std::vector<ShardPiece>>* chunks) {
   if (scan.info.lines == 0) return;
   ShardPiece piece;
@@ -205,8 +206,8 @@ std::string DescribeInput(const ShardPlan& plan) {
   }
   std::string stripes;
   if (plan.num_workers() > 1) {
-    stripes = plan.stripe_lines() == kWholeFiles ? std::string(" in whole files dealt out in turn")
-                                                 : fmt::format(" in stripes of {}", plan.stripe_lines());
+    stripes = plan.whole_files() ? std::string(" in whole files dealt out in turn")
+                                 : fmt::format(" in stripes of {}", plan.stripe_lines());
   }
   return fmt::format("{} file{}, {} lines{}, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
                      plan.total_lines(), stripes, id);
@@ -220,11 +221,47 @@ Status NoExamplesIn(const ShardPlan& plan) {
                                              JoinNames(names), plan.total_lines(), plan.total_lines() == 1 ? "" : "s"));
 }
 
-Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out) {
+namespace {
+
+Status CheckPlanArgs(const std::vector<std::string>& files, int num_workers) {
   if (files.empty()) return Status::InvalidArgument("no input files");
   if (num_workers < 1) {
     return Status::InvalidArgument("number of workers must be >= 1, got " + std::to_string(num_workers));
   }
+  return Status::OK();
+}
+
+// Scans the files (those a counting scan saw in `counted`, when it ran) and cuts them into
+// `chunks`: stripes of stripe_lines, or the files whole when it is 0. Sets the files and
+// their total lines.
+Status CutFiles(const std::vector<std::string>& files, uint64_t stripe_lines, std::vector<FileScan>* counted,
+                std::vector<char>* buf, std::vector<std::vector<ShardPiece>>* chunks, std::vector<InputFile>* infos,
+                uint64_t* total) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileScan scan;
+    if (counted->empty()) {
+      STRATA_RETURN_IF_ERROR(ScanFile(files[i], *total, stripe_lines, buf, &scan));
+    } else if ((*counted)[i].info.encoding == FileEncoding::kPlain) {
+      STRATA_RETURN_IF_ERROR(MarkStripeStarts((*counted)[i], *total, stripe_lines, buf, &scan));
+    } else {
+      scan = std::move((*counted)[i]);  // whole already: only a plain file notes stripe starts
+    }
+    if (stripe_lines == 0) {
+      DealFile(scan, static_cast<uint32_t>(i), chunks);
+    } else {
+      CutFile(scan, static_cast<uint32_t>(i), *total, stripe_lines, chunks);
+    }
+    *total += scan.info.lines;
+    infos->push_back(scan.info);
+  }
+  if (*total == 0) return Status::InvalidArgument("no examples in " + JoinNames(files));
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out) {
+  STRATA_RETURN_IF_ERROR(CheckPlanArgs(files, num_workers));
   std::vector<char> buf(kReadBufferBytes);
   std::vector<FileScan> counted;  // kContiguousChunks: the scans that counted the lines
   if (stripe_lines == kContiguousChunks) {
@@ -233,24 +270,19 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64
   ShardPlan plan;
   plan.stripe_lines_ = stripe_lines;
   plan.chunks_.resize(static_cast<size_t>(num_workers));
-  for (size_t i = 0; i < files.size(); ++i) {
-    FileScan scan;
-    if (counted.empty()) {
-      STRATA_RETURN_IF_ERROR(ScanFile(files[i], plan.total_lines_, stripe_lines, &buf, &scan));
-    } else if (counted[i].info.encoding == FileEncoding::kPlain) {
-      STRATA_RETURN_IF_ERROR(MarkStripeStarts(counted[i], plan.total_lines_, stripe_lines, &buf, &scan));
-    } else {
-      scan = std::move(counted[i]);  // whole already: only a plain file notes stripe starts
-    }
-    if (stripe_lines == kWholeFiles) {
-      DealFile(scan, static_cast<uint32_t>(i), &plan.chunks_);
-    } else {
-      CutFile(scan, static_cast<uint32_t>(i), plan.total_lines_, stripe_lines, &plan.chunks_);
-    }
-    plan.total_lines_ += scan.info.lines;
-    plan.files_.push_back(scan.info);
-  }
-  if (plan.total_lines_ == 0) return Status::InvalidArgument("no examples in " + JoinNames(files));
+  STRATA_RETURN_IF_ERROR(CutFiles(files, stripe_lines, &counted, &buf, &plan.chunks_, &plan.files_, &plan.total_lines_));
+  *out = std::move(plan);
+  return Status::OK();
+}
+
+Status PlanWholeFiles(const std::vector<std::string>& files, int num_workers, ShardPlan* out) {
+  STRATA_RETURN_IF_ERROR(CheckPlanArgs(files, num_workers));
+  std::vector<char> buf(kReadBufferBytes);
+  std::vector<FileScan> counted;  // none: one scan a file
+  ShardPlan plan;
+  plan.stripe_lines_ = 0;
+  plan.chunks_.resize(static_cast<size_t>(num_workers));
+  STRATA_RETURN_IF_ERROR(CutFiles(files, 0, &counted, &buf, &plan.chunks_, &plan.files_, &plan.total_lines_));
   *out = std::move(plan);
   return Status::OK();
 }

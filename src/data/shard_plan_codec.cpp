@@ -8,7 +8,7 @@ namespace strata {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'S', 'P', 'L'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 class Writer {
  public:
@@ -142,8 +142,7 @@ Status ShardPlan::Deserialize(const std::string& bytes, ShardPlan* out) {
   }
   if (r.Get<uint32_t>() != kVersion) return Bad("unknown version");
   ShardPlan plan;
-  plan.stripe_lines_ = r.Get<uint64_t>();
-  if (plan.stripe_lines_ == 0) return Bad("zero stripe lines");
+  plan.stripe_lines_ = r.Get<uint64_t>();  // 0: whole files
   const uint32_t num_files = r.Get<uint32_t>();
   for (uint32_t i = 0; i < num_files && r.ok(); ++i) {
     InputFile f;

@@ -42,17 +42,32 @@ Status CheckFilesForWorkers(size_t files, int workers, int ranks, const TrainOpt
       files, files == 1 ? "" : "s", workers, ranks, o.workers_per_rank));
 }
 
+// The plan of `how`: stripes of --batch-size lines, a contiguous part a worker, or whole
+// files (refused when a worker would read nothing).
+Status PlanFor(WorkerInput how, const std::vector<std::string>& files, int workers, int ranks, const TrainOptions& o,
+               ShardPlan* plan) {
+  switch (how) {
+    case WorkerInput::kStripes:
+      return PlanShards(files, workers, static_cast<uint64_t>(o.batch_size), plan);
+    case WorkerInput::kParts:
+      return PlanShards(files, workers, kContiguousChunks, plan);
+    case WorkerInput::kFiles:
+      STRATA_RETURN_IF_ERROR(CheckFilesForWorkers(files.size(), workers, ranks, o));
+      return PlanWholeFiles(files, workers, plan);
+  }
+  return Status::InvalidArgument("unknown --worker-input");
+}
+
 // Rank 0 expands the globs, plans the shards and checks the files' headers against the
 // schema; every rank receives the same plan.
-Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, uint64_t stripe_lines,
+Status PlanInput(Comm* comm, const std::vector<std::string>& patterns, int workers, WorkerInput how,
                  const TrainOptions& o, ShardPlan* plan) {
   std::string bytes;
   Status local;
   if (comm->rank() == 0) {
     std::vector<std::string> files;
     local = ExpandInputs(patterns, &files);
-    if (local.ok() && stripe_lines == kWholeFiles) local = CheckFilesForWorkers(files.size(), workers, comm->size(), o);
-    if (local.ok()) local = PlanShards(files, workers, stripe_lines, plan);
+    if (local.ok()) local = PlanFor(how, files, workers, comm->size(), o, plan);
     if (local.ok() && o.format == "parquet") local = CheckAllParquet(*plan);
     if (local.ok()) local = CheckHeaders(*plan, o.input);
     if (local.ok()) bytes = plan->Serialize();
@@ -240,12 +255,9 @@ void PrintStartLine(const TrainOptions& o, const Comm& comm, const JobParts& p) 
 // writes them so).
 Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   out->workers = comm->size() * o.workers_per_rank;
-  const uint64_t train_stripe = o.worker_input == WorkerInput::kStripes ? static_cast<uint64_t>(o.batch_size)
-                                : o.worker_input == WorkerInput::kParts ? kContiguousChunks
-                                                                        : kWholeFiles;
-  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, train_stripe, o, &out->train_plan));
+  STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o.worker_input, o, &out->train_plan));
   out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, kContiguousChunks, o, &out->eval_plan));
+  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, WorkerInput::kParts, o, &out->eval_plan));
   return Status::OK();
 }
 

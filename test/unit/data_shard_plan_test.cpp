@@ -138,7 +138,8 @@ TEST_CASE("data: whole files dealt out in turn: file k, all its lines, to worker
   for (int workers : {1, 2, 3, 5}) {
     CAPTURE(workers);
     ShardPlan plan;
-    REQUIRE(PlanShards(files, workers, kWholeFiles, &plan).ok());
+    REQUIRE(PlanWholeFiles(files, workers, &plan).ok());
+    CHECK(plan.whole_files());
     REQUIRE(plan.total_lines() == 25);
     for (int w = 0; w < workers; ++w) {
       std::vector<int> expected;

@@ -6,8 +6,8 @@
 // would, and a time-ordered log trains from its oldest rows to its newest whatever W is
 // (blank and malformed lines aside). Stripes of ceil(N / W) lines (kContiguousChunks) give
 // each worker one contiguous part instead (evaluation; --worker-input parts). Chunks differ
-// by at most one stripe. Whole files dealt out in turn (kWholeFiles; --worker-input files)
-// give file k to worker k mod W, so that each file is read, and a gzip or Parquet file
+// by at most one stripe. Whole files dealt out in turn (PlanWholeFiles; --worker-input
+// files) give file k to worker k mod W, so that each file is read, and a gzip or Parquet file
 // decompressed, by one worker; chunks then differ as the files do. The split depends only
 // on the files, W and S, never on how W workers are spread over ranks and devices. Rank 0
 // plans (it scans every file once), serializes the plan and broadcasts it, so all ranks
@@ -64,14 +64,16 @@ class ShardPlan {
  public:
   const std::vector<InputFile>& files() const { return files_; }
   int num_workers() const { return static_cast<int>(chunks_.size()); }
+  // The lines of a stripe; 0 for whole files dealt out in turn (whole_files()).
   uint64_t stripe_lines() const { return stripe_lines_; }
+  bool whole_files() const { return stripe_lines_ == 0; }
   // REQUIRES: 0 <= worker < num_workers(). Pieces in file order; empty when N < W.
   const std::vector<ShardPiece>& chunk(int worker) const { return chunks_[worker]; }
   uint64_t chunk_lines(int worker) const;
   uint64_t total_lines() const { return total_lines_; }
 
   // Byte string for MPI_Bcast; Deserialize(Serialize()) gives an equal plan.
-  //   "SSPL" magic | u32 version=2 | u64 stripe_lines | u32 num_files | per file: u32
+  //   "SSPL" magic | u32 version=3 | u64 stripe_lines (0: whole files) | u32 num_files | per file: u32
   //   path_len, path bytes, u8 encoding, u64 lines, u64 bytes | u32 num_workers | per worker:
   //   u32 num_pieces, per piece: u32 file, u64 first_line, u64 num_lines, u64 begin_byte,
   //   u64 end_byte
@@ -84,26 +86,29 @@ class ShardPlan {
 
  private:
   friend Status PlanShards(const std::vector<std::string>&, int, uint64_t, ShardPlan*);
+  friend Status PlanWholeFiles(const std::vector<std::string>&, int, ShardPlan*);
 
   std::vector<InputFile> files_;
-  uint64_t stripe_lines_ = 1;
+  uint64_t stripe_lines_ = 1;  // 0: whole files
   std::vector<std::vector<ShardPiece>> chunks_;
   uint64_t total_lines_ = 0;
 };
 
 // PlanShards' stripe_lines for one contiguous chunk a worker: stripes of ceil(N / W) lines.
 inline constexpr uint64_t kContiguousChunks = 0;
-// PlanShards' stripe_lines for whole files dealt out in turn: file k to worker k mod W.
-inline constexpr uint64_t kWholeFiles = std::numeric_limits<uint64_t>::max();
 
 // Scans every file once (a memchr newline count that notes where each stripe starts in a
 // plain file; gzip files are decompressed; Parquet files give their row count from their
 // footer) and splits their N lines into num_workers chunks of stripes of stripe_lines as
 // described above; kContiguousChunks counts the lines first (a plain file is scanned again
-// for its stripe starts); kWholeFiles deals the files out (a worker may get none). Blank
-// lines count as lines (the reader skips them). Errors: no files, num_workers < 1, an
-// unreadable or corrupt file, or N == 0 ("no examples in <files>").
+// for its stripe starts). Blank lines count as lines (the reader skips them). Errors: no
+// files, num_workers < 1, an unreadable or corrupt file, or N == 0 ("no examples in
+// <files>").
 Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out);
+
+// The same scan, the files dealt out whole instead: file k to worker k mod W (a worker may
+// get none). The same errors.
+Status PlanWholeFiles(const std::vector<std::string>& files, int num_workers, ShardPlan* out);
 
 // The error of a read of the plan's files that found lines but not one example: every
 // line blank, or a malformed row skipped under --max-bad-rows. Names the files.
