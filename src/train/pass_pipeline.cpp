@@ -160,7 +160,7 @@ void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
 }
 
 // The pass's rows go into the standby tables, which the Train stage's SwapIn hands back.
-void PassPipeline::StageIn(Comm* comm, PassData* pass) {
+PulledRows PassPipeline::StageIn(Comm* comm, PassData* pass) {
   const Stopwatch watch;
   if (!threaded_) standby_free_.acquire();  // released by the previous pass's SwapIn
   const std::vector<uint64_t>& keys = pass->routing.keys();
@@ -168,10 +168,12 @@ void PassPipeline::StageIn(Comm* comm, PassData* pass) {
   pass->rows.ForEachPart(keys, [&](const uint64_t* part_keys, size_t n, const uint8_t* rows) {
     if (st.ok()) st = hbm_->Stage(part_keys, n, rows);
   });
-  pass->rows.Clear();
+  PulledRows spent = std::move(pass->rows);
+  pass->rows.Clear();  // a moved-from value, made empty
   if (st.ok()) st = InjectedFailure("stage", comm->rank());
   pass->error = comm->AgreeOn(st);
   pass->stage_s = watch.Seconds();
+  return spent;
 }
 
 void PassPipeline::ReadLoop() {
@@ -211,8 +213,10 @@ void PassPipeline::StageLoop() {
     const bool end = !got || p.last || !p.error.ok();
     if (!end) standby_free_.acquire();
     if (AgreeStop(stage_comm_.get()) || !got) break;
-    if (!end) StageIn(stage_comm_.get(), &p);
+    PulledRows spent;
+    if (!end) spent = StageIn(stage_comm_.get(), &p);
     ready_q_->Push(std::move(p));
+    spent.Clear();  // after the hand-over: freeing a pass's rows takes milliseconds
     if (end) break;
   }
   pull_q_->Close();

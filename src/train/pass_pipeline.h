@@ -11,7 +11,7 @@
 //             then reads on with the reader that read them.
 //   Pull:     ParamExchange::Pull of the pass's keys: rows, held flags and routing.
 //   Stage-in: the rows go into the HBM-PS standby tables (HbmPs::BeginStage, Stage) and are
-//             freed. One pass is staged at a time: the next waits until the Train stage has
+//             freed once the pass is handed on. One pass is staged at a time: the next waits until the Train stage has
 //             made the staged one active (SwapIn).
 //
 // An evaluation pipeline reads and pulls read-only (nothing pinned, held or routed) and
@@ -82,7 +82,9 @@ class PassPipeline {
   Status StartThreads();
   void Read(Comm* comm, ParamExchange* announce_via, PassData* out);
   void Pull(Comm* comm, ParamExchange* exchange, PassData* pass);
-  void StageIn(Comm* comm, PassData* pass);
+  // Stages the pass's rows into the standby tables and returns them, spent: the caller
+  // frees them once it has handed the pass on, so that training need not wait for it.
+  PulledRows StageIn(Comm* comm, PassData* pass);
   bool AgreeStop(Comm* comm);
   void ReadLoop();
   void PullLoop();
