@@ -196,33 +196,6 @@ void DealFile(const FileScan& scan, uint32_t file, std::vector<std::vector<Shard
   (*chunks)[file % chunks->size()].push_back(piece);
 }
 
-}  // namespace
-
-std::string DescribeInput(const ShardPlan& plan) {
-  uint64_t id = Mix64(plan.files().size());
-  for (const InputFile& f : plan.files()) {
-    for (char c : std::filesystem::path(f.path).filename().string()) id = Mix64(id ^ static_cast<uint8_t>(c));
-    id = Mix64(Mix64(id ^ f.lines) ^ f.bytes);
-  }
-  std::string stripes;
-  if (plan.num_workers() > 1) {
-    stripes = plan.whole_files() ? std::string(" in whole files dealt out in turn")
-                                 : fmt::format(" in stripes of {}", plan.stripe_lines());
-  }
-  return fmt::format("{} file{}, {} lines{}, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
-                     plan.total_lines(), stripes, id);
-}
-
-Status NoExamplesIn(const ShardPlan& plan) {
-  std::vector<std::string> names;
-  for (const InputFile& f : plan.files()) names.push_back(f.path);
-  return Status::InvalidArgument(fmt::format("no examples in {}: {} line{} read, each blank or a malformed row skipped "
-                                             "under --max-bad-rows (see the warnings)",
-                                             JoinNames(names), plan.total_lines(), plan.total_lines() == 1 ? "" : "s"));
-}
-
-namespace {
-
 Status CheckPlanArgs(const std::vector<std::string>& files, int num_workers) {
   if (files.empty()) return Status::InvalidArgument("no input files");
   if (num_workers < 1) {
@@ -260,6 +233,29 @@ Status CutFiles(const std::vector<std::string>& files, uint64_t stripe_lines, st
 
 }  // namespace
 
+std::string DescribeInput(const ShardPlan& plan) {
+  uint64_t id = Mix64(plan.files().size());
+  for (const InputFile& f : plan.files()) {
+    for (char c : std::filesystem::path(f.path).filename().string()) id = Mix64(id ^ static_cast<uint8_t>(c));
+    id = Mix64(Mix64(id ^ f.lines) ^ f.bytes);
+  }
+  std::string stripes;
+  if (plan.num_workers() > 1) {
+    stripes = plan.whole_files() ? std::string(" in whole files dealt out in turn")
+                                 : fmt::format(" in stripes of {}", plan.stripe_lines());
+  }
+  return fmt::format("{} file{}, {} lines{}, id {:016x}", plan.files().size(), plan.files().size() == 1 ? "" : "s",
+                     plan.total_lines(), stripes, id);
+}
+
+Status NoExamplesIn(const ShardPlan& plan) {
+  std::vector<std::string> names;
+  for (const InputFile& f : plan.files()) names.push_back(f.path);
+  return Status::InvalidArgument(fmt::format("no examples in {}: {} line{} read, each blank or a malformed row skipped "
+                                             "under --max-bad-rows (see the warnings)",
+                                             JoinNames(names), plan.total_lines(), plan.total_lines() == 1 ? "" : "s"));
+}
+
 Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64_t stripe_lines, ShardPlan* out) {
   STRATA_RETURN_IF_ERROR(CheckPlanArgs(files, num_workers));
   std::vector<char> buf(kReadBufferBytes);
@@ -270,7 +266,8 @@ Status PlanShards(const std::vector<std::string>& files, int num_workers, uint64
   ShardPlan plan;
   plan.stripe_lines_ = stripe_lines;
   plan.chunks_.resize(static_cast<size_t>(num_workers));
-  STRATA_RETURN_IF_ERROR(CutFiles(files, stripe_lines, &counted, &buf, &plan.chunks_, &plan.files_, &plan.total_lines_));
+  STRATA_RETURN_IF_ERROR(
+      CutFiles(files, stripe_lines, &counted, &buf, &plan.chunks_, &plan.files_, &plan.total_lines_));
   *out = std::move(plan);
   return Status::OK();
 }

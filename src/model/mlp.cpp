@@ -154,9 +154,10 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
     const int in = fan_in(l), width = fan_out(l);
     // kBf16: a hidden layer's input after the first is the rounding its product wrote, and
     // the first layer's one the caller wrote when rounded_input.
-    const GemmOperand x = bf16 && (l > 0 || rounded_input) ? GemmOperand(nullptr, ws->input16[l].data())
-                                        : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
-                                                  ws->gemm.threads);
+    const bool written = bf16 && (l > 0 || rounded_input);
+    const GemmOperand x = written ? GemmOperand(nullptr, ws->input16[l].data())
+                                  : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
+                                            ws->gemm.threads);
     const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
                                   &ws->weights16[l], ws->gemm.threads);
     if (bf16 && l + 1 < relu_layers()) {  // read by the next layer's products alone

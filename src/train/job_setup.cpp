@@ -257,7 +257,9 @@ Status PlanJobInput(const TrainOptions& o, Comm* comm, JobParts* out) {
   out->workers = comm->size() * o.workers_per_rank;
   STRATA_RETURN_IF_ERROR(PlanInput(comm, o.train, out->workers, o.worker_input, o, &out->train_plan));
   out->has_eval = !o.eval.empty();
-  if (out->has_eval) STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, WorkerInput::kParts, o, &out->eval_plan));
+  if (out->has_eval) {
+    STRATA_RETURN_IF_ERROR(PlanInput(comm, o.eval, out->workers, WorkerInput::kParts, o, &out->eval_plan));
+  }
   return Status::OK();
 }
 
