@@ -46,8 +46,8 @@ class Comm final : public ByteAllToAll {
   // rank that would send or receive over 2 GiB makes every rank return the same error (the
   // ranks agree on it before the payload moves, so none waits in a collective alone).
   Status AllToAll(const std::vector<std::string>& send, std::vector<std::string>* recv);
-  // The same, consuming send (a rank alone moves it to recv without copying; with more,
-  // send is freed once packed, so at most two copies of the bytes live at once).
+  // The same, consuming send: send[rank()] is moved to recv[rank()], never packed or sent;
+  // the rest is freed once packed, so at most two copies of the bytes live at once.
   Status AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv);
   // The same for bytes the caller laid out: send_counts[r] bytes for rank r, the parts in
   // rank order from send. recv[r] views rank r's bytes in a buffer this Comm keeps, valid
