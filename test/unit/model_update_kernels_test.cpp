@@ -72,28 +72,26 @@ void CheckPooling(const UpdateKernels& k, size_t dim, size_t offset) {
     k.pool_example(x.data() + offset, rows.data(), ids.data(), offsets.data(), slots, dim);
     CHECK(SameBits(x, want));
 
+    // The scatter's gradient given in fp32, then as bf16 roundings (whose values it adds).
     const std::vector<float> d = Uniform(offset + slots * dim, -1.0f, 1.0f, 11);
-    std::vector<float> grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12), want_grads = grads;
-    for (size_t s = 0; s < slots; ++s) {
-      for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) {
-        for (size_t c = 0; c < dim; ++c) want_grads[offset + ids[j] * dim + c] += d[offset + s * dim + c];
-      }
-    }
-    k.scatter_example(grads.data() + offset, ids.data(), offsets.data(), slots, d.data() + offset, dim);
-    CHECK(SameBits(grads, want_grads));
-
-    // From bf16 roundings: the same adds of their values.
     std::vector<uint16_t> d16(d.size());
     std::vector<float> widened(d.size());
     for (size_t i = 0; i < d.size(); ++i) d16[i] = FloatToBf16(d[i]), widened[i] = Bf16ToFloat(d16[i]);
-    std::vector<float> grads16 = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12), want_grads16 = grads16;
-    for (size_t s = 0; s < slots; ++s) {
-      for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) {
-        for (size_t c = 0; c < dim; ++c) want_grads16[offset + ids[j] * dim + c] += widened[offset + s * dim + c];
+    const auto want_scatter = [&](const std::vector<float>& values) {
+      std::vector<float> want_grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12);
+      for (size_t s = 0; s < slots; ++s) {
+        for (uint32_t j = offsets[s]; j < offsets[s + 1]; ++j) {
+          for (size_t c = 0; c < dim; ++c) want_grads[offset + ids[j] * dim + c] += values[offset + s * dim + c];
+        }
       }
-    }
-    k.scatter_example_bf16(grads16.data() + offset, ids.data(), offsets.data(), slots, d16.data() + offset, dim);
-    CHECK(SameBits(grads16, want_grads16));
+      return want_grads;
+    };
+    std::vector<float> grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12);
+    k.scatter_example(grads.data() + offset, ids.data(), offsets.data(), slots, d.data() + offset, dim);
+    CHECK(SameBits(grads, want_scatter(d)));
+    grads = Uniform(offset + kRows * dim, -1.0f, 1.0f, 12);
+    k.scatter_example_bf16(grads.data() + offset, ids.data(), offsets.data(), slots, d16.data() + offset, dim);
+    CHECK(SameBits(grads, want_scatter(widened)));
   }
 }
 
