@@ -163,6 +163,7 @@ class HostHbmPs final : public HbmPs {
     std::vector<uint8_t*> rows;  // the index's keys' rows
     std::vector<float> input;   // (B, input width)
     std::vector<float> dinput;  // (B, input width)
+    std::vector<float> example;  // rounded_input_: each pooling part's example before its rounding
     std::vector<float> logits;  // (B), then dlogits
   };
 
@@ -227,7 +228,7 @@ class HostHbmPs final : public HbmPs {
   const uint16_t* ModelStepRounded(const Batch& batch, float grad_scale, Worker* w, WorkerGrads* out) {
     const int B = batch.num_examples;
     const Mlp& mlp = model_.mlp();
-    PoolInto(batch, *w, mlp.RoundedInput(&w->ws.mlp, B));
+    PoolInto(batch, w, mlp.RoundedInput(&w->ws.mlp, B));
     mlp.ForwardRounded(params_.data(), B, &w->ws.mlp, w->logits.data());
     out->loss_sum = LossAndGrad(w->logits.data(), batch.labels.data(), B, grad_scale, w->logits.data());
     return mlp.BackwardRounded(params_.data(), B, w->logits.data(), &w->ws.mlp, out->dense.data());
@@ -316,7 +317,7 @@ class HostHbmPs final : public HbmPs {
   void PoolFp32(const Batch& batch, Worker* w) {
     const int in = model_.input_width();
     w->input.resize(static_cast<size_t>(batch.num_examples) * in);
-    PoolInto(batch, *w, w->input.data());
+    PoolInto(batch, w, w->input.data());
     ScaleMeanSlots(batch, mean_, spec_.row_dim(), in, w->input.data());
   }
 
@@ -326,29 +327,27 @@ class HostHbmPs final : public HbmPs {
   // of a bf16 one. Examples are independent, so a lone worker splits them over the rank's
   // threads.
   template <typename T>
-  void PoolInto(const Batch& batch, const Worker& w, T* input) {
+  void PoolInto(const Batch& batch, Worker* w, T* input) {
     const int in = model_.input_width(), B = batch.num_examples;
-    const auto pool_examples = [&](int begin, int end) {
-      std::vector<float> example(std::is_same_v<T, float> ? 0 : in);
-      for (int i = begin; i < end; ++i) {
-        if (i + 1 < end) PrefetchEmbeddings(batch, w, i + 1);
+    const int parts = std::min(StepThreads(), B);
+    if constexpr (!std::is_same_v<T, float>) w->example.resize(static_cast<size_t>(parts) * in);
+    const auto pool_part = [&](int part) {
+      for (int i = B * part / parts, end = B * (part + 1) / parts; i < end; ++i) {
+        if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
         T* x = input + static_cast<size_t>(i) * in;
         if constexpr (std::is_same_v<T, float>) {
-          PoolExample(batch, w, i, x);
+          PoolExample(batch, *w, i, x);
         } else {
-          PoolExample(batch, w, i, example.data());
-          Kernels().to_bf16(x, example.data(), example.size());
+          float* example = &w->example[static_cast<size_t>(part) * in];
+          PoolExample(batch, *w, i, example);
+          Kernels().to_bf16(x, example, static_cast<size_t>(in));
         }
       }
     };
-    const int parts = std::min(StepThreads(), B);
     if (parts > 1) {
-      pool_.ParallelFor(parts, [&](size_t p) {
-        const int part = static_cast<int>(p);
-        pool_examples(B * part / parts, B * (part + 1) / parts);
-      });
+      pool_.ParallelFor(parts, [&](size_t p) { pool_part(static_cast<int>(p)); });
     } else {
-      pool_examples(0, B);
+      pool_part(0);
     }
   }
 
@@ -410,7 +409,7 @@ class HostHbmPs final : public HbmPs {
   // A dnn in bf16 whose slots all sum-pool: pooling writes the MLP's bf16 input itself and
   // the scatter reads the bf16 input gradient (Mlp::RoundedInput), neither ever held in
   // fp32; the values and their order are the fp32 input's roundings, so the step is the same.
-  const bool rounded_input_ = precision_ == DensePrecision::kBf16 && spec_.kind == ModelKind::kDnn &&
+  const bool rounded_input_ = precision_ == DensePrecision::kBf16 && model_.mlp_alone() &&
                               model_.mlp().relu_layers() >= 1 && mean_.empty();
   ThreadPool pool_;
   // The active set trains; the standby set is staged by another thread (HbmPs).

@@ -38,6 +38,9 @@ class DenseModel {
   explicit DenseModel(const ModelSpec& spec);
 
   const Mlp& mlp() const { return mlp_; }
+  // Whether the model is its MLP alone over the input row (dnn): a caller may then run the
+  // MLP itself (Mlp::ForwardRounded and the rest) for Forward and Backward.
+  bool mlp_alone() const { return spec_.kind == ModelKind::kDnn; }
   // dcn's cross layers and dlrm's bottom MLP; null when the model has none.
   const CrossNet* cross() const { return cross_ ? &*cross_ : nullptr; }
   const Mlp* bottom() const { return bottom_ ? &*bottom_ : nullptr; }
