@@ -72,6 +72,8 @@ class HostHbmPs final : public HbmPs {
     return Status::OK();
   }
 
+  void ReserveStage(size_t expected_keys) override { standby().Reserve(expected_keys); }
+
   Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) override {
     return standby().Insert(keys, n, rows, layout_.bytes());
   }
@@ -174,6 +176,9 @@ class HostHbmPs final : public HbmPs {
 
     void Reset(int p, size_t expected_keys) {
       pass = p;
+      Reserve(expected_keys);
+    }
+    void Reserve(size_t expected_keys) {
       for (HostTable& t : shards) t.Reset(ShardCapacity(expected_keys, shards.size()));
     }
     HostTable& Shard(uint64_t key) { return shards[DeviceShard(key, static_cast<int>(shards.size()))]; }

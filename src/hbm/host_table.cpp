@@ -11,8 +11,10 @@ void HostTable::Reset(size_t max_keys) {
   max_keys_ = max_keys;
   size_ = 0;
   slots_.assign(cap, kEmpty);
-  arena_.clear();
-  arena_.reserve(max_keys * entry_bytes_);
+  const size_t bytes = max_keys * entry_bytes_;
+  if (arena_.size() >= bytes) return;  // a pass as large ran before: its pages are here
+  arena_.clear();  // nothing to keep: a growth copies nothing
+  arena_.resize(bytes);
 }
 
 Status HostTable::Insert(uint64_t key, const uint8_t* row) {
@@ -24,9 +26,9 @@ Status HostTable::Insert(uint64_t key, const uint8_t* row) {
                                          " keys planned for this pass, one more inserted");
       }
       slots_[i] = static_cast<uint32_t>(size_++);
-      const auto* key_bytes = reinterpret_cast<const uint8_t*>(&key);
-      arena_.insert(arena_.end(), key_bytes, key_bytes + sizeof(key));
-      arena_.insert(arena_.end(), row, row + row_bytes_);
+      uint8_t* entry = Entry(slots_[i]);
+      std::memcpy(entry, &key, sizeof(key));
+      std::memcpy(entry + sizeof(key), row, row_bytes_);
       return Status::OK();
     }
     if (KeyAt(slots_[i]) == key) {

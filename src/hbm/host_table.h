@@ -19,7 +19,9 @@ class HostTable {
  public:
   explicit HostTable(size_t row_bytes) : row_bytes_(row_bytes), entry_bytes_(sizeof(uint64_t) + row_bytes) {}
 
-  // Drops every row; makes room for at least max_keys keys at load factor <= 0.5.
+  // Drops every row; makes room for at least max_keys keys at load factor <= 0.5. The
+  // room for rows only grows, written (its pages faulted in) when it does, so that inserts
+  // after a Reset fault no page in.
   void Reset(size_t max_keys);
 
   // Inserts or overwrites key's row (row_bytes). ResourceExhausted when full.
@@ -59,7 +61,7 @@ class HostTable {
   size_t max_keys_ = 0;
   size_t size_ = 0;
   HugeVector<uint32_t> slots_;  // index of the entry in arena_, or kEmpty
-  HugeVector<uint8_t> arena_;   // entries in insertion order
+  HugeVector<uint8_t> arena_;   // entries in insertion order: size_ of them, then room
 };
 
 }  // namespace strata

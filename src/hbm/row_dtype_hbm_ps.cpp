@@ -23,6 +23,7 @@ class RowDtypeHbmPs : public HbmPs {
     return inner_->Insert(keys, n, Widen(rows, n));
   }
   Status BeginStage(int pass, size_t expected_keys) override { return inner_->BeginStage(pass, expected_keys); }
+  void ReserveStage(size_t expected_keys) override { inner_->ReserveStage(expected_keys); }
   Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) override {
     return inner_->Stage(keys, n, Widen(rows, n));
   }

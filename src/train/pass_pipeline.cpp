@@ -73,6 +73,7 @@ Status PassPipeline::StartThreads() {
   read_q_ = std::make_unique<BoundedQueue<PassData>>(depth + 1);
   pull_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
   ready_q_ = std::make_unique<BoundedQueue<PassData>>(depth);
+  room_q_ = std::make_unique<BoundedQueue<size_t>>(depth + 1);
   threads_.emplace_back([this] {
     NameThisThread("strata-read");
     ReadLoop();
@@ -196,22 +197,33 @@ void PassPipeline::PullLoop() {
     pull_slots_.acquire();
     if (AgreeStop(pull_comm_.get()) || !got) break;
     const bool end = p.last || !p.error.ok();
-    if (!end) Pull(pull_comm_.get(), exchange_.get(), &p);
+    if (!end) {
+      room_q_->Push(p.keys.size());
+      Pull(pull_comm_.get(), exchange_.get(), &p);
+    }
     pull_q_->Push(std::move(p));
     if (end) break;
   }
   read_q_->Close();
+  room_q_->Close();
   pull_q_->Close();
 }
 
-// Takes the standby tables before the stop agreement, so that once every rank agreed to
+// Takes the standby tables as soon as Pull starts a pass and makes their room meanwhile
+// (HbmPs::ReserveStage), and before the stop agreement, so that once every rank agreed to
 // go on, none waits on anything local before Stage-in's own agreement.
 void PassPipeline::StageLoop() {
   for (;;) {
+    size_t room = 0;
+    const bool owned = room_q_->Pop(&room);
+    if (owned) {
+      standby_free_.acquire();
+      hbm_->ReserveStage(room);
+    }
     PassData p;
     const bool got = pull_q_->Pop(&p);
     const bool end = !got || p.last || !p.error.ok();
-    if (!end) standby_free_.acquire();
+    if (!end && !owned) standby_free_.acquire();
     if (AgreeStop(stage_comm_.get()) || !got) break;
     PulledRows spent;
     if (!end) spent = StageIn(stage_comm_.get(), &p);
@@ -219,6 +231,7 @@ void PassPipeline::StageLoop() {
     spent.Clear();  // after the hand-over: freeing a pass's rows takes milliseconds
     if (end) break;
   }
+  room_q_->Close();
   pull_q_->Close();
   ready_q_->Close();
 }

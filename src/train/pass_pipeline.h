@@ -106,6 +106,8 @@ class PassPipeline {
   // standby tables (standby_free_) are taken by Stage-in and given back by SwapIn.
   std::counting_semaphore<1 << 20> read_slots_{0}, pull_slots_{0}, standby_free_{1};
   std::unique_ptr<BoundedQueue<PassData>> read_q_, pull_q_, ready_q_;
+  // The keys of each pass Pull starts, for Stage-in to make room for them meanwhile.
+  std::unique_ptr<BoundedQueue<size_t>> room_q_;
   std::vector<std::thread> threads_;
 };
 

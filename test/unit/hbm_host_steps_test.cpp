@@ -3,7 +3,8 @@
 // lone worker's step on one thread against the same step split over the rank's threads
 // (index lookups, pooling, sparse updates, the MLP's elementwise passes), bitwise, on
 // batches of thousands of distinct keys so that every split has several parts; and Export,
-// which copies rows out on the same threads.
+// which copies rows out on the same threads; and a stage-in whose room was made (ReserveStage)
+// for more or fewer keys than it stages.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -127,6 +128,42 @@ TEST_CASE("host: Export copies each row on the rank's threads, and a key the pas
   const Status missing = ps->Export(reversed.data(), reversed.size(), out.data());
   CHECK(missing.code() == Status::Code::kNotFound);
   CHECK(missing.ToString().find(std::to_string(SlotKey(2, 123456789))) != std::string::npos);
+}
+
+TEST_CASE("host: a stage-in reserved for more or fewer keys than it stages holds the staged rows, the active pass untouched") {
+  for (const int workers : {1, 3}) {
+    CAPTURE(workers);
+    HbmOptions o = Model(2, SparseOptimizerKind::kAdagrad, DensePrecision::kFp32);
+    o.workers = workers;
+    auto ps = NewHostHbmPs(o);
+    const size_t rb = RowLayoutOf(o.spec).bytes();
+    const auto pass_of = [&](uint64_t first, size_t n, std::vector<uint64_t>* keys, std::vector<uint8_t>* rows) {
+      keys->clear();
+      for (uint64_t t = first; t < first + n; ++t) keys->push_back(SlotKey(static_cast<int>(t % 6), t));
+      rows->resize(n * rb);
+      for (size_t i = 0; i < rows->size(); ++i) (*rows)[i] = static_cast<uint8_t>(i * 5 + first + i / 97);
+    };
+    std::vector<uint64_t> active_keys, keys;
+    std::vector<uint8_t> active_rows, rows, out;
+    pass_of(0, 3000, &active_keys, &active_rows);
+    REQUIRE(ps->BeginPass(0, active_keys.size()).ok());
+    REQUIRE(ps->Insert(active_keys.data(), active_keys.size(), active_rows.data()).ok());
+    for (const auto& [reserved, staged] : {std::pair<size_t, size_t>{8000, 2000}, {500, 4000}}) {
+      CAPTURE(reserved);
+      pass_of(100000 + staged, staged, &keys, &rows);
+      ps->ReserveStage(reserved);
+      REQUIRE(ps->BeginStage(1, keys.size()).ok());
+      REQUIRE(ps->Stage(keys.data(), keys.size(), rows.data()).ok());
+      out.resize(active_rows.size());
+      REQUIRE(ps->Export(active_keys.data(), active_keys.size(), out.data()).ok());
+      CHECK(out == active_rows);
+      REQUIRE(ps->SwapIn().ok());
+      out.resize(rows.size());
+      REQUIRE(ps->Export(keys.data(), keys.size(), out.data()).ok());
+      CHECK(out == rows);
+      REQUIRE(ps->SwapIn().ok());  // the first pass active again
+    }
+  }
 }
 
 }  // namespace

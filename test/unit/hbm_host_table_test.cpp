@@ -1,5 +1,5 @@
 // HostTable: rows found by key after inserts and overwrites, absent keys, a full table's
-// error, and Reset.
+// error, and Reset, smaller and larger than the pass before.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -35,6 +35,22 @@ TEST_CASE("host table: each key finds its own row; a full table refuses one more
   table.Reset(4);
   CHECK(table.size() == 0);
   CHECK(table.Find(7919) == nullptr);
+}
+
+TEST_CASE("host table: a pass smaller than the one before plans its own keys in the room kept; a larger one grows it") {
+  constexpr size_t kRowBytes = 12;
+  HostTable table(kRowBytes);
+  for (const size_t keys : {size_t{300}, size_t{4}, size_t{2000}}) {
+    CAPTURE(keys);
+    table.Reset(keys);
+    for (uint64_t k = 0; k < keys; ++k) REQUIRE(table.Insert(k + keys, RowOf(k + keys, kRowBytes).data()).ok());
+    CHECK(table.Insert(1, RowOf(1, kRowBytes).data()).code() == Status::Code::kResourceExhausted);
+    for (uint64_t k = 0; k < keys; ++k) {
+      const uint8_t* row = table.Find(k + keys);
+      REQUIRE(row != nullptr);
+      CHECK(std::memcmp(row, RowOf(k + keys, kRowBytes).data(), kRowBytes) == 0);
+    }
+  }
 }
 
 }  // namespace

@@ -81,6 +81,12 @@ class HbmPs {
   // Stage-in: empties the standby set and sizes it for expected_keys keys of `pass`.
   virtual Status BeginStage(int pass, size_t expected_keys) = 0;
 
+  // Before a pass's rows arrive: makes the standby set's room for about expected_keys
+  // keys, so that BeginStage and Stage only fill it (the host backend writes its new pages
+  // here, while the pass is pulled, rather than as rows go in). A hint: without it staging
+  // costs the same time later. Called by the thread that stages, while it owns the standby set.
+  virtual void ReserveStage(size_t expected_keys) { (void)expected_keys; }
+
   // Inserts (or overwrites) rows in the standby set; arguments as Insert.
   virtual Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
 
