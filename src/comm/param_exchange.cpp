@@ -172,9 +172,19 @@ int ParamExchange::ReturnerOf(const PassRouting& routing, uint32_t slot) const {
 // Owner side of a pull: note every requested key's subscribers and its returner, serve the
 // keys, decide admission, and hold the pass. Each reply is n
 // (returner, held) byte pairs, then the n rows, served straight into it.
+std::string ParamExchange::TakeLargestPart(PulledRows* rows) {
+  std::string largest;
+  for (std::string& part : rows->parts_) {
+    if (part.capacity() > largest.capacity()) largest.swap(part);
+  }
+  rows->Clear();
+  largest.clear();
+  return largest;
+}
+
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                                 const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
-                                std::vector<std::string>* reply) {
+                                std::string own, std::vector<std::string>* reply) {
   size_t asked_total = 0;
   for (const auto& a : asked) asked_total += a.size();
   auto owned = std::make_shared<KeyIndex>();
@@ -193,6 +203,11 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   Subscribe(asked, slot_of, subscribers, routing);
   PullAdmission admission(server_, pass, subscribers.size(), examples, slot_of);
   reply->assign(asked.size(), std::string());
+  // An eighth more room than this pass asks, so that the next pass's reply, a little
+  // larger, still fits (only the pages written are backed).
+  const size_t own_bytes = asked[static_cast<size_t>(comm_->rank())].size() * (2 + row_bytes_);
+  if (own.capacity() < own_bytes) own.reserve(own_bytes + own_bytes / 8);
+  (*reply)[static_cast<size_t>(comm_->rank())] = std::move(own);
   Status local;
   const uint32_t* slots = slot_of.data();
   for (size_t r = 0; r < asked.size(); ++r) {
@@ -224,7 +239,7 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, examples, server_->admits() ? &told : nullptr));
   examples = {};
   std::vector<std::string> reply, recv;
-  const Status served = ServePull(pass, asked, told, routing, &reply);
+  const Status served = ServePull(pass, asked, told, routing, TakeLargestPart(rows), &reply);
   asked.clear();
   told.clear();
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));

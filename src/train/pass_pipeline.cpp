@@ -2,6 +2,7 @@
 #include "train/pass_pipeline.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "strata/common/fault_point.h"
 #include "strata/common/stopwatch.h"
@@ -108,7 +109,7 @@ PassData PassPipeline::Next() {
   }
   Read(world_, nullptr, &p);
   if (p.error.ok() && !p.last) Pull(world_, exchange_.get(), &p);
-  if (p.error.ok() && !p.last && hbm_) StageIn(world_, &p);
+  if (p.error.ok() && !p.last && hbm_) KeepSpareRows(StageIn(world_, &p));
   return p;
 }
 
@@ -152,6 +153,7 @@ void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) 
 
 void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   const Stopwatch watch;
+  if (hbm_) pass->rows = TakeSpareRows();  // the pull reuses their pages (ParamExchange::Pull)
   Status st = hbm_ ? exchange->Pull(pass->pass, std::move(pass->keys), std::move(pass->key_examples), &pass->rows,
                                   &pass->held, &pass->routing)
                   : exchange->PullReadOnly(&pass->keys, &pass->rows);
@@ -175,6 +177,17 @@ PulledRows PassPipeline::StageIn(Comm* comm, PassData* pass) {
   pass->error = comm->AgreeOn(st);
   pass->stage_s = watch.Seconds();
   return spent;
+}
+
+void PassPipeline::KeepSpareRows(PulledRows spent) {
+  PulledRows older;  // freed after the lock
+  const std::lock_guard lock(spare_mu_);
+  older = std::exchange(spare_rows_, std::move(spent));
+}
+
+PulledRows PassPipeline::TakeSpareRows() {
+  const std::lock_guard lock(spare_mu_);
+  return std::exchange(spare_rows_, PulledRows());
 }
 
 void PassPipeline::ReadLoop() {
@@ -228,7 +241,7 @@ void PassPipeline::StageLoop() {
     PulledRows spent;
     if (!end) spent = StageIn(stage_comm_.get(), &p);
     ready_q_->Push(std::move(p));
-    spent.Clear();  // after the hand-over: freeing a pass's rows takes milliseconds
+    KeepSpareRows(std::move(spent));  // after the hand-over: freeing a pass's rows takes milliseconds
     if (end) break;
   }
   room_q_->Close();

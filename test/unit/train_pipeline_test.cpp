@@ -1,6 +1,6 @@
 // The training layer's stages with one rank (MPI as a singleton): the pipeline's Read,
-// Pull and Stage-in, threaded and in sequence, and the pass consistency that replaces rows
-// an earlier pass held when they were pulled.
+// Pull and Stage-in, threaded and in sequence, a pull into a spent pass's buffer, and the
+// pass consistency that replaces rows an earlier pass held when they were pulled.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -162,6 +162,45 @@ TEST_CASE("pipeline: the passes the key sample read are training's first, not re
       CHECK(read_s[1] == 0.0);
       if (read_s.size() > 2) CHECK(read_s[2] > 0.0);
     }
+  }
+}
+
+// The first buffer of a pass's rows: where ForEachPart's first part starts, less its
+// header of two bytes a key.
+const uint8_t* FirstBuffer(const PulledRows& rows, const std::vector<uint64_t>& keys) {
+  const uint8_t* first = nullptr;
+  rows.ForEachPart(keys, [&](const uint64_t*, size_t n, const uint8_t* part) {
+    if (first == nullptr) first = part - 2 * n;
+  });
+  return first;
+}
+
+TEST_CASE("pull: into a staged pass's spent rows, the same rows and flags, in that pass's buffer when it is large enough") {
+  const TrainOptions o = SmallOptions();
+  const std::vector<uint64_t> first = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, second = {4, 5, 6, 11, 12},
+                              third = {1, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+  Rank fresh(o), reusing(o);
+  const size_t rb = fresh.server->row_bytes();
+  PulledRows spent;
+  const uint8_t* spent_buffer = nullptr;
+  int pass = 0;
+  for (const std::vector<uint64_t>* keys : {&first, &second, &third}) {
+    CAPTURE(pass);
+    PassData a, b;
+    REQUIRE(fresh.exchange->Pull(pass, *keys, {}, &a.rows, &a.held, &a.routing).ok());
+    b.rows = std::move(spent);
+    REQUIRE(reusing.exchange->Pull(pass, *keys, {}, &b.rows, &b.held, &b.routing).ok());
+    CHECK(b.routing.keys() == a.routing.keys());
+    CHECK(b.held == a.held);
+    CHECK(test::FlatRows(b.rows, b.routing.keys(), rb) == test::FlatRows(a.rows, a.routing.keys(), rb));
+    // The second pass is smaller than the first and fits its buffer; the third is larger.
+    if (pass == 1) CHECK(FirstBuffer(b.rows, b.routing.keys()) == spent_buffer);
+    spent_buffer = FirstBuffer(b.rows, b.routing.keys());
+    spent = std::move(b.rows);
+    const std::vector<uint8_t> rows = test::FlatRows(spent, b.routing.keys(), rb);  // both ranks' rows
+    REQUIRE(fresh.exchange->PushBack(a.routing, test::ExportFrom(a.routing.keys(), rows, rb)).ok());
+    REQUIRE(reusing.exchange->PushBack(b.routing, test::ExportFrom(b.routing.keys(), rows, rb)).ok());
+    ++pass;
   }
 }
 
