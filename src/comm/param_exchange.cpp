@@ -169,9 +169,6 @@ int ParamExchange::ReturnerOf(const PassRouting& routing, uint32_t slot) const {
   return routing.sub_ranks_[routing.sub_begin_[slot]];
 }
 
-// Owner side of a pull: note every requested key's subscribers and its returner, serve the
-// keys, decide admission, and hold the pass. Each reply is n
-// (returner, held) byte pairs, then the n rows, served straight into it.
 std::string ParamExchange::TakeLargestPart(PulledRows* rows) {
   std::string largest;
   for (std::string& part : rows->parts_) {
@@ -182,6 +179,9 @@ std::string ParamExchange::TakeLargestPart(PulledRows* rows) {
   return largest;
 }
 
+// Owner side of a pull: note every requested key's subscribers and its returner, serve the
+// keys, decide admission, and hold the pass. Each reply is n
+// (returner, held) byte pairs, then the n rows, served straight into it.
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                                 const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                                 std::string own, std::vector<std::string>* reply) {

@@ -241,7 +241,7 @@ void PassPipeline::StageLoop() {
     PulledRows spent;
     if (!end) spent = StageIn(stage_comm_.get(), &p);
     ready_q_->Push(std::move(p));
-    KeepSpareRows(std::move(spent));  // after the hand-over: freeing a pass's rows takes milliseconds
+    KeepSpareRows(std::move(spent));  // after the hand-over: it may free an older pass's rows (milliseconds)
     if (end) break;
   }
   room_q_->Close();
