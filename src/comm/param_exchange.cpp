@@ -169,13 +169,17 @@ int ParamExchange::ReturnerOf(const PassRouting& routing, uint32_t slot) const {
   return routing.sub_ranks_[routing.sub_begin_[slot]];
 }
 
-std::string ParamExchange::TakeLargestPart(PulledRows* rows) {
+// The largest of spent's buffers, emptied, with room for `bytes` and an eighth more when
+// it must grow, so that the next pass's reply, a little larger, still fits (only the pages
+// written are backed).
+std::string ParamExchange::ReplyBuffer(PulledRows* spent, size_t bytes) {
   std::string largest;
-  for (std::string& part : rows->parts_) {
+  for (std::string& part : spent->parts_) {
     if (part.capacity() > largest.capacity()) largest.swap(part);
   }
-  rows->Clear();
+  spent->Clear();
   largest.clear();
+  if (largest.capacity() < bytes) largest.reserve(bytes + bytes / 8);
   return largest;
 }
 
@@ -203,10 +207,6 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   Subscribe(asked, slot_of, subscribers, routing);
   PullAdmission admission(server_, pass, subscribers.size(), examples, slot_of);
   reply->assign(asked.size(), std::string());
-  // An eighth more room than this pass asks, so that the next pass's reply, a little
-  // larger, still fits (only the pages written are backed).
-  const size_t own_bytes = asked[static_cast<size_t>(comm_->rank())].size() * (2 + row_bytes_);
-  if (own.capacity() < own_bytes) own.reserve(own_bytes + own_bytes / 8);
   (*reply)[static_cast<size_t>(comm_->rank())] = std::move(own);
   Status local;
   const uint32_t* slots = slot_of.data();
@@ -239,7 +239,8 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, examples, server_->admits() ? &told : nullptr));
   examples = {};
   std::vector<std::string> reply, recv;
-  const Status served = ServePull(pass, asked, told, routing, TakeLargestPart(rows), &reply);
+  std::string to_self = ReplyBuffer(rows, asked[static_cast<size_t>(comm_->rank())].size() * (2 + row_bytes_));
+  const Status served = ServePull(pass, asked, told, routing, std::move(to_self), &reply);
   asked.clear();
   told.clear();
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));

@@ -160,9 +160,9 @@ class ParamExchange {
   // The replies of a pull, kept as rows: header_bytes per key precede each part's rows.
   static void KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin, size_t header_bytes,
                           PulledRows* rows);
-  // The largest of rows' buffers, emptied, and rows cleared.
-  static std::string TakeLargestPart(PulledRows* rows);
-  // own: a buffer for the reply to this rank itself (its capacity is reused).
+  // A buffer for this rank's reply to itself, of `bytes`, from spent's buffers (spent cleared).
+  static std::string ReplyBuffer(PulledRows* spent, size_t bytes);
+  // own: the buffer for the reply to this rank itself (ReplyBuffer).
   Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                    const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing, std::string own,
                    std::vector<std::string>* reply);
