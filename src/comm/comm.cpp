@@ -89,10 +89,9 @@ Status Comm::AllreduceMax(int64_t* values, int n) {
                "MPI_Allreduce");
 }
 
-// A rank alone sends to itself only: the bytes move, no MPI call and no copy.
+// This rank's own part moves to recv and stays out of the packing, MPI and the copy back
+// (three copies of it: half a pull's rows on 2 ranks); a rank alone makes no MPI call.
 Status Comm::AllToAll(std::vector<std::string>&& send, std::vector<std::string>* recv) {
-  // This rank's own part stays out of the packing, MPI and the copy back: three copies of
-  // it (half a pull's rows on 2 ranks).
   std::string own = std::exchange(send[rank_], std::string());
   if (size_ > 1) {
     std::vector<int64_t> counts;

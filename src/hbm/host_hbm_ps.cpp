@@ -176,10 +176,10 @@ class HostHbmPs final : public HbmPs {
 
     void Reset(int p, size_t expected_keys) {
       pass = p;
-      Reserve(expected_keys);
+      for (HostTable& t : shards) t.Reset(ShardCapacity(expected_keys, shards.size()));
     }
     void Reserve(size_t expected_keys) {
-      for (HostTable& t : shards) t.Reset(ShardCapacity(expected_keys, shards.size()));
+      for (HostTable& t : shards) t.Reserve(ShardCapacity(expected_keys, shards.size()));
     }
     HostTable& Shard(uint64_t key) { return shards[DeviceShard(key, static_cast<int>(shards.size()))]; }
     Status Insert(const uint64_t* keys, size_t n, const uint8_t* rows, size_t row_bytes) {

@@ -1,20 +1,37 @@
 // HostTable: linear-probing table over an arena of key-and-row entries.
 #include "hbm/host_table.h"
 
+#include <algorithm>
 #include <string>
 
 namespace strata {
 
-void HostTable::Reset(size_t max_keys) {
+namespace {
+
+// Slots for max_keys keys at load factor <= 0.5: a power of two, 16 at least.
+size_t SlotsFor(size_t max_keys) {
   size_t cap = 16;
   while (cap < 2 * max_keys) cap <<= 1;
-  max_keys_ = max_keys;
+  return cap;
+}
+
+}  // namespace
+
+void HostTable::Reserve(size_t max_keys) {
+  const size_t cap = SlotsFor(max_keys), bytes = max_keys * entry_bytes_;
+  if (slots_.size() >= cap && arena_.size() >= bytes) return;  // room enough: the rows stay
   size_ = 0;
-  slots_.assign(cap, kEmpty);
-  const size_t bytes = max_keys * entry_bytes_;
-  if (arena_.size() >= bytes) return;  // a pass as large ran before: its pages are here
+  slots_.assign(std::max(cap, slots_.size()), kEmpty);
+  if (arena_.size() >= bytes) return;
   arena_.clear();  // nothing to keep: a growth copies nothing
   arena_.resize(bytes);
+}
+
+void HostTable::Reset(size_t max_keys) {
+  Reserve(max_keys);
+  max_keys_ = max_keys;
+  size_ = 0;
+  slots_.assign(SlotsFor(max_keys), kEmpty);
 }
 
 Status HostTable::Insert(uint64_t key, const uint8_t* row) {

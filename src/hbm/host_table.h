@@ -19,9 +19,12 @@ class HostTable {
  public:
   explicit HostTable(size_t row_bytes) : row_bytes_(row_bytes), entry_bytes_(sizeof(uint64_t) + row_bytes) {}
 
-  // Drops every row; makes room for at least max_keys keys at load factor <= 0.5. The
-  // room for rows only grows, written (its pages faulted in) when it does, so that inserts
-  // after a Reset fault no page in.
+  // Makes the room a Reset(max_keys) needs: its slots and its rows' room only grow, written
+  // (their pages faulted in) when they do, so that a Reset and inserts after it fault no
+  // page in. A growth drops every row; otherwise the rows stay.
+  void Reserve(size_t max_keys);
+
+  // Drops every row; makes room for at least max_keys keys at load factor <= 0.5 (Reserve).
   void Reset(size_t max_keys);
 
   // Inserts or overwrites key's row (row_bytes). ResourceExhausted when full.

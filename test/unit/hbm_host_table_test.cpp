@@ -1,5 +1,5 @@
 // HostTable: rows found by key after inserts and overwrites, absent keys, a full table's
-// error, and Reset, smaller and larger than the pass before.
+// error, Reset, smaller and larger than the pass before, and Reserve.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -51,6 +51,23 @@ TEST_CASE("host table: a pass smaller than the one before plans its own keys in 
       CHECK(std::memcmp(row, RowOf(k + keys, kRowBytes).data(), kRowBytes) == 0);
     }
   }
+}
+
+TEST_CASE("host table: Reserve keeps the rows when the room suffices and drops them when it grows") {
+  constexpr size_t kRowBytes = 12;
+  HostTable table(kRowBytes);
+  table.Reset(100);
+  for (uint64_t k = 1; k <= 10; ++k) REQUIRE(table.Insert(k, RowOf(k, kRowBytes).data()).ok());
+  table.Reserve(50);
+  CHECK(table.size() == 10);
+  for (uint64_t k = 1; k <= 10; ++k) {
+    const uint8_t* row = table.Find(k);
+    REQUIRE(row != nullptr);
+    CHECK(std::memcmp(row, RowOf(k, kRowBytes).data(), kRowBytes) == 0);
+  }
+  table.Reserve(1000);
+  CHECK(table.size() == 0);
+  CHECK(table.Find(3) == nullptr);
 }
 
 }  // namespace
