@@ -38,6 +38,8 @@ Status PassPipeline::StartTraining(const TrainOptions& options, const ShardPlan&
   if (ahead != nullptr && ahead->reader != nullptr && AtStart(from)) {  // the same on every rank
     p->reader_ = std::move(ahead->reader);
     p->read_ahead_.assign(std::make_move_iterator(ahead->passes.begin()), std::make_move_iterator(ahead->passes.end()));
+    // Later passes make their room while they are pulled (StageLoop).
+    if (hbm != nullptr && !p->read_ahead_.empty()) hbm->ReserveStage(p->read_ahead_.front().keys.size());
   } else {
     STRATA_RETURN_IF_ERROR(p->OpenReader(plan, from));
   }

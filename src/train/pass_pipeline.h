@@ -46,7 +46,9 @@ class PassPipeline {
  public:
   // Starts a training pipeline (threaded: its stage threads). When training starts at the
   // beginning of its input and ahead holds passes read before (SampleKeys), the pipeline's
-  // first passes are those and its reader theirs; ahead is emptied either way. REQUIRES:
+  // first passes are those and its reader theirs, and the standby tables' room for the
+  // first is made here (HbmPs::ReserveStage), before training's clock starts, as a model's
+  // tables are made before its first step; ahead is emptied either way. REQUIRES:
   // every argument outlives the pipeline; hbm's standby tables belong to the pipeline
   // until Stop.
   static Status StartTraining(const TrainOptions& options, const ShardPlan& plan, Comm* world,

@@ -165,6 +165,57 @@ TEST_CASE("pipeline: the passes the key sample read are training's first, not re
   }
 }
 
+// A backend that records the room asked for (ReserveStage) and does nothing else.
+class RoomRecorder final : public HbmPs {
+ public:
+  std::vector<size_t> reserved;
+
+  void ReserveStage(size_t expected_keys) override { reserved.push_back(expected_keys); }
+  int num_workers() const override { return 1; }
+  size_t num_dense_params() const override { return 0; }
+  std::string name() const override { return "room recorder"; }
+  Status BeginPass(int, size_t) override { return Status::OK(); }
+  Status Insert(const uint64_t*, size_t, const uint8_t*) override { return Status::OK(); }
+  Status BeginStage(int, size_t) override { return Status::OK(); }
+  Status Stage(const uint64_t*, size_t, const uint8_t*) override { return Status::OK(); }
+  Status SwapIn() override { return Status::OK(); }
+  Status Export(const uint64_t*, size_t, uint8_t*) override { return Status::OK(); }
+  Status ComputeGradients(int, const Batch&, float, WorkerGrads*) override { return Status::OK(); }
+  Status Predict(int, const Batch&, float*) override { return Status::OK(); }
+  Status ApplySparse(const uint64_t*, size_t, const float*, const uint32_t*) override { return Status::OK(); }
+  Status ApplyDense(const float*) override { return Status::OK(); }
+  void SetRateFactor(double) override {}
+  Status GetDenseState(DenseState*) const override { return Status::OK(); }
+  Status SetDenseState(const DenseState&) override { return Status::OK(); }
+};
+
+// A job that starts with the passes its key sample read makes the first one's room as the
+// pipeline starts, before anything is pulled; one that starts elsewhere (a resumed job)
+// makes it when its first pass is pulled.
+TEST_CASE("pipeline: the first pass's room is made at start-up from the pass read ahead") {
+  test::TempDir dir;
+  test::WriteText(dir.File("train.tsv"), CriteoRows(300));
+  const TrainOptions o = SmallOptions();
+  ShardPlan plan;
+  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
+  Comm comm;
+  ShardServer server(o.model, NewMemoryRowStore(RowLayoutOf(o.model).bytes()), nullptr);
+  for (const bool at_start : {true, false}) {
+    CAPTURE(at_start);
+    KeySample keys;
+    ReadAhead ahead;
+    REQUIRE(SampleKeys(o, plan, &comm, &keys, &ahead).ok());
+    const size_t first_keys = ahead.passes.front().keys.size();
+    REQUIRE(first_keys > 0);
+    RoomRecorder hbm;
+    const ReadPosition from = at_start ? ReadPosition{} : ReadPosition{1, 0, {64, 64}};
+    std::unique_ptr<PassPipeline> pipeline;
+    REQUIRE(PassPipeline::StartTraining(o, plan, &comm, &server, &hbm, from, false, &ahead, &pipeline).ok());
+    CHECK(hbm.reserved == (at_start ? std::vector<size_t>{first_keys} : std::vector<size_t>{}));
+    pipeline->Stop();
+  }
+}
+
 // The first buffer of a pass's rows: where ForEachPart's first part starts, less its
 // header of two bytes a key.
 const uint8_t* FirstBuffer(const PulledRows& rows, const std::vector<uint64_t>& keys) {

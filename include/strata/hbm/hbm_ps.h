@@ -84,7 +84,8 @@ class HbmPs {
   // Before a pass's rows arrive: makes the standby set's room for about expected_keys
   // keys, so that BeginStage and Stage only fill it (the host backend writes its new pages
   // here, while the pass is pulled, rather than as rows go in). A hint: without it staging
-  // costs the same time later. Called by the thread that stages, while it owns the standby set.
+  // costs the same time later. Called by the thread that stages, while it owns the standby
+  // set, and for a job's first pass as the pipeline starts (PassPipeline::StartTraining).
   virtual void ReserveStage(size_t expected_keys) { (void)expected_keys; }
 
   // Inserts (or overwrites) rows in the standby set; arguments as Insert.
