@@ -196,8 +196,11 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   std::vector<uint32_t> slot_of;      // per asked key, in rank order: its owned slot
   std::vector<uint32_t> subscribers;  // per owned slot
   slot_of.reserve(asked_total);
+  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its insertion
   for (const auto& a : asked) {
-    for (uint64_t key : a) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (i + kAhead < a.size()) owned->Prefetch(a[i + kAhead]);
+      const uint64_t key = a[i];
       auto [slot, fresh] = owned->Insert(key);
       if (fresh) subscribers.push_back(0);
       ++subscribers[slot];
