@@ -9,16 +9,19 @@
 // rows and pools its examples on the rank's threads (pool_, which ApplySparse and Export
 // use after the workers), and its TrainAlone updates the rows it found without finding
 // them again. Told which batch comes next, TrainAlone builds that batch's index on a second
-// thread while the first scatters (both serial phases). The loops over keys and rows spread
+// thread while the first scatters (both serial phases), and both then share the dense and
+// sparse updates (UpdateBesideScatter). The loops over keys and rows spread
 // through the tables (lookups, stage-in, pooling, TrainAlone's updates) prefetch what they
 // reach next. A dnn in bf16 pools straight into the MLP's bf16 input and scatters from its
 // bf16 input gradient (rounded_input_).
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -90,7 +93,8 @@ class HostHbmPs final : public HbmPs {
   }
 
   Status ComputeGradients(int worker, const Batch& batch, float grad_scale, WorkerGrads* out) override {
-    return Gradients(&workers_[worker], batch, nullptr, grad_scale, out);
+    Worker* w = &workers_[worker];
+    return Gradients(w, batch, grad_scale, out, [&](const auto* dinput) { Scatter(batch, *w, dinput, out); });
   }
 
   void SetRateFactor(double factor) override {
@@ -118,16 +122,14 @@ class HostHbmPs final : public HbmPs {
   // HbmPs::TrainAlone, whose ApplySparse updates the rows the batch's index found rather
   // than finding them again.
   Status TrainAlone(const Batch& batch, const Batch* next, float grad_scale, WorkerGrads* out) override {
-    STRATA_RETURN_IF_ERROR(Gradients(&workers_[0], batch, next, grad_scale, out));
-    const std::vector<uint8_t*>& rows = workers_[0].rows;
-    const size_t dim = static_cast<size_t>(spec_.row_dim());
-    constexpr size_t kAhead = 8;  // rows between a row's prefetch and its update
-    InChunks(out->keys.size(), pool_.size(), [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        if (i + kAhead < end) PrefetchSpan(rows[i + kAhead], layout_.bytes());
-        UpdateRow(rows[i], &out->grads[i * dim], out->counts[i]);
-      }
-    });
+    Worker* w = &workers_[0];
+    if (next != nullptr && batch.num_examples > 0 && StepThreads() >= 2) {
+      return Gradients(w, batch, grad_scale, out,
+                       [&](const auto* dinput) { UpdateBesideScatter(batch, *next, w, dinput, out); });
+    }
+    STRATA_RETURN_IF_ERROR(
+        Gradients(w, batch, grad_scale, out, [&](const auto* dinput) { Scatter(batch, *w, dinput, out); }));
+    InChunks(out->keys.size(), pool_.size(), [&](size_t begin, size_t end) { UpdateRows(*w, *out, begin, end); });
     return ApplyDense(out->dense.data());
   }
 
@@ -192,10 +194,10 @@ class HostHbmPs final : public HbmPs {
     }
   };
 
-  // ComputeGradients of w's batch. With `next` (the batch w's next step trains) and two
-  // threads, next's batch index is built on the second while the first scatters this
-  // batch's gradients: both are serial, so each would leave the other thread idle.
-  Status Gradients(Worker* w, const Batch& batch, const Batch* next, float grad_scale, WorkerGrads* out) {
+  // ComputeGradients of w's batch up to the model's input gradient, which goes to
+  // finish(dinput) (floats or bf16 roundings) to be scattered.
+  template <typename Finish>
+  Status Gradients(Worker* w, const Batch& batch, float grad_scale, WorkerGrads* out, const Finish& finish) {
     const int B = batch.num_examples;
     if (B == 0) {
       w->next_for = nullptr;
@@ -207,9 +209,9 @@ class HostHbmPs final : public HbmPs {
     STRATA_RETURN_IF_ERROR(IndexBatch(batch, w));
     w->logits.resize(B);
     if (rounded_input_) {
-      ScatterAndIndexNext(batch, next, w, ModelStepRounded(batch, grad_scale, w, out), out);
+      finish(ModelStepRounded(batch, grad_scale, w, out));
     } else {
-      ScatterAndIndexNext(batch, next, w, ModelStep(batch, grad_scale, w, out), out);
+      finish(ModelStep(batch, grad_scale, w, out));
     }
     return Status::OK();
   }
@@ -372,19 +374,50 @@ class HostHbmPs final : public HbmPs {
     for (uint32_t k = batch.offsets[i * S]; k < batch.offsets[(i + 1) * S]; ++k) PrefetchSpan(w.rows[ids[k]], bytes);
   }
 
-  // Scatter, and with `next` and two step threads, next's batch index built beside it for
-  // next's IndexBatch.
+  // A lone worker's step after its backward, on two threads: this batch's scatter on one
+  // and the batch index of next (the batch the next step trains, for its IndexBatch) on the
+  // other, both serial; then both take the updates in parts, the dense optimizer's first,
+  // then the rows' once the scatter is done. Neither thread waits on the other's serial work
+  // nor for a wake-up between them. Each coordinate's and row's update is its own, so the
+  // result is TrainAlone's in any split.
   template <typename D>
-  void ScatterAndIndexNext(const Batch& batch, const Batch* next, Worker* w, const D* dinput, WorkerGrads* out) {
-    if (next == nullptr || StepThreads() < 2) return Scatter(batch, *w, dinput, out);
-    pool_.ParallelFor(2, [&](size_t part) {
-      if (part == 0) {
-        Scatter(batch, *w, dinput, out);
-      } else {
-        w->next_index.Build(*next);
-      }
+  void UpdateBesideScatter(const Batch& batch, const Batch& next, Worker* w, const D* dinput, WorkerGrads* out) {
+    std::atomic<bool> scattered{false};
+    std::atomic<size_t> taken{0};
+    optimizer_.Step(params_.data(), out->dense.data(), params_.size(), [&](size_t n, const auto& dense_part) {
+      constexpr size_t kDenseGrain = 8192, kRowGrain = 1024;
+      const size_t keys = w->index.keys().size();
+      const size_t dense_parts = std::max<size_t>(1, n / kDenseGrain), parts = dense_parts + std::max<size_t>(1, keys / kRowGrain);
+      pool_.ParallelFor(2, [&](size_t lane) {
+        if (lane == 0) {
+          Scatter(batch, *w, dinput, out);
+          scattered.store(true, std::memory_order_release);
+        } else {
+          w->next_index.Build(next);
+        }
+        for (size_t p; (p = taken.fetch_add(1)) < parts;) {
+          if (p < dense_parts) {
+            dense_part(n * p / dense_parts, n * (p + 1) / dense_parts);
+            continue;
+          }
+          while (!scattered.load(std::memory_order_acquire)) std::this_thread::yield();
+          const size_t r = p - dense_parts, row_parts = parts - dense_parts;
+          UpdateRows(*w, *out, keys * r / row_parts, keys * (r + 1) / row_parts);
+        }
+      });
     });
-    w->next_for = next;
+    w->next_for = &next;
+  }
+
+  // The sparse optimizer's step on the rows [begin, end) of w's batch index, with out's
+  // summed gradients.
+  void UpdateRows(const Worker& w, const WorkerGrads& out, size_t begin, size_t end) {
+    const size_t dim = static_cast<size_t>(spec_.row_dim());
+    constexpr size_t kAhead = 8;  // rows between a row's prefetch and its update
+    for (size_t i = begin; i < end; ++i) {
+      if (i + kAhead < end) PrefetchSpan(w.rows[i + kAhead], layout_.bytes());
+      UpdateRow(w.rows[i], &out.grads[i * dim], out.counts[i]);
+    }
   }
 
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
