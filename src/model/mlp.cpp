@@ -1,6 +1,7 @@
 // Mlp on the host: oneDNN products (strata/model/gemm.h), each hidden layer's forward one
 // product with its bias and ReLU fused, plus fused elementwise passes backward (ReLU mask
-// with bias-gradient sum) and, in bf16, the operands' roundings, split over the products'
+// with bias-gradient sum; in bf16 also the top layer's gradient, made from the logit's and
+// rounded in the same pass) and, in bf16, the operands' roundings, split over the products'
 // OpenMP team (compiled with -fopenmp); CBLAS dot products for the width-1 logit. The products are
 // ordered so that each GEMM reads and writes row-major buffers without copies; see mlp.h
 // for the parameter layout.
@@ -58,6 +59,23 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
     for (size_t i = begin; i < end; ++i) {
       float* row = out + i * n;
       for (int j = 0; j < n; ++j) row[j] = d[i] * w[j];
+    }
+  });
+}
+
+// g (B, n) = the bf16 roundings of d (B) w (n)^T masked by a (B, n) > 0, and db (n) = the
+// masked product's column sums in row order: OuterProduct, ReluMaskAndBiasGrad and
+// RoundToBf16 in one pass, with their bits; the columns split over `threads`.
+void MaskedOuterProductToBf16(const float* d, const float* w, const float* a, int B, int n, float* db, uint16_t* g,
+                              int threads) {
+  InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
+    std::vector<float> row(end - begin);  // a row's part, in the L1 cache
+    std::fill(db + begin, db + end, 0.0f);
+    for (int i = 0; i < B; ++i) {
+      const size_t at = static_cast<size_t>(i) * n + begin;
+      for (size_t j = begin; j < end; ++j) row[j - begin] = d[i] * w[j];
+      MaskRow(a + at, row.data(), db + begin, end - begin);
+      Kernels().to_bf16(g + at, row.data(), end - begin);
     }
   });
 }
@@ -187,17 +205,21 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
 
 void Mlp::Backward(const float* params, const float* input, int B, const float* dout,
                    Workspace* ws, float* dparams, float* dinput, DensePrecision precision) const {
-  float* dz = TopBackward(params, input, B, dout, ws, dparams, dinput);
-  if (dz == nullptr) return;
-  if (precision == DensePrecision::kFp32) return BackwardReluLayers(params, input, B, dz, ws, dparams, dinput);
-  const uint16_t* d16 = BackwardReluLayersBf16(B, dz, ws, dparams, dinput != nullptr);
+  if (precision == DensePrecision::kFp32) {
+    float* dz = TopBackward(params, input, B, dout, ws, dparams, dinput);
+    if (dz != nullptr) BackwardReluLayers(params, input, B, dz, ws, dparams, dinput);
+    return;
+  }
+  if (!TopBackwardBf16(params, input, B, dout, ws, dparams, dinput)) return;
+  const uint16_t* d16 = BackwardReluLayersBf16(B, ws, dparams, dinput != nullptr);
   if (d16 != nullptr) Widen(d16, static_cast<size_t>(B) * input_width(), dinput, ws->gemm.threads);
 }
 
 const uint16_t* Mlp::BackwardRounded(const float* params, int B, const float* dout, Workspace* ws,
                                      float* dparams) const {
   assert(output_ == Output::kLogit && relu_layers() >= 1);
-  return BackwardReluLayersBf16(B, TopBackward(params, nullptr, B, dout, ws, dparams, nullptr), ws, dparams, true);
+  TopBackwardBf16(params, nullptr, B, dout, ws, dparams, nullptr);
+  return BackwardReluLayersBf16(B, ws, dparams, true);
 }
 
 float* Mlp::TopBackward(const float* params, const float* input, int B, const float* dout, Workspace* ws,
@@ -211,13 +233,9 @@ float* Mlp::TopBackward(const float* params, const float* input, int B, const fl
     ReluMaskAndBiasGrad(ws->act[last].data(), dz, B, fan_out(last), dparams + bias_offset(last), ws->gemm.threads);
     return dz;
   }
-  // Output layer: dW = a^T dlogits, db = sum dlogits, da = dlogits w^T.
+  // Output layer: dW and db (OutputLayerGrads), da = dlogits w^T.
   const int in = fan_in(last);
-  cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, last == 0 ? input : ws->act[last - 1].data(), in, dout, 1,
-              0.0f, dparams + weight_offset(last), 1);
-  float db = 0.0f;
-  for (int i = 0; i < B; ++i) db += dout[i];
-  dparams[bias_offset(last)] = db;
+  OutputLayerGrads(last == 0 ? input : ws->act[last - 1].data(), B, dout, dparams);
   if (last == 0) {  // no hidden layers: the input gradient is the rank-1 product itself
     if (dinput != nullptr) OuterProduct(dout, params + weight_offset(0), B, in, dinput, ws->gemm.threads);
     return nullptr;
@@ -226,6 +244,32 @@ float* Mlp::TopBackward(const float* params, const float* input, int B, const fl
   OuterProduct(dout, params + weight_offset(last), B, in, dz, ws->gemm.threads);
   ReluMaskAndBiasGrad(ws->act[last - 1].data(), dz, B, in, dparams + bias_offset(last - 1), ws->gemm.threads);
   return dz;
+}
+
+void Mlp::OutputLayerGrads(const float* a, int B, const float* dout, float* dparams) const {
+  const int last = num_layers() - 1, in = fan_in(last);
+  cblas_sgemv(CblasRowMajor, CblasTrans, B, in, 1.0f, a, in, dout, 1, 0.0f, dparams + weight_offset(last), 1);
+  float db = 0.0f;
+  for (int i = 0; i < B; ++i) db += dout[i];
+  dparams[bias_offset(last)] = db;
+}
+
+bool Mlp::TopBackwardBf16(const float* params, const float* input, int B, const float* dout, Workspace* ws,
+                          float* dparams, float* dinput) const {
+  const int last = num_layers() - 1;
+  if (output_ == Output::kRelu || last == 0) {
+    const float* dz = TopBackward(params, input, B, dout, ws, dparams, dinput);
+    if (dz == nullptr) return false;
+    RoundToBf16(dz, static_cast<size_t>(B) * fan_out(relu_layers() - 1), &ws->grad16, ws->gemm.threads);
+    return true;
+  }
+  const int in = fan_in(last);
+  const float* a = ws->act[last - 1].data();
+  OutputLayerGrads(a, B, dout, dparams);
+  ws->grad16.resize(static_cast<size_t>(B) * in);
+  MaskedOuterProductToBf16(dout, params + weight_offset(last), a, B, in, dparams + bias_offset(last - 1),
+                           ws->grad16.data(), ws->gemm.threads);
+  return true;
 }
 
 void Mlp::BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
@@ -246,12 +290,10 @@ void Mlp::BackwardReluLayers(const float* params, const float* input, int B, flo
   }
 }
 
-const uint16_t* Mlp::BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
-                                            bool input_grad) const {
+const uint16_t* Mlp::BackwardReluLayersBf16(int B, Workspace* ws, float* dparams, bool input_grad) const {
   const int threads = ws->gemm.threads, top = relu_layers() - 1;
   std::vector<uint16_t>* g = &ws->grad16;
   std::vector<uint16_t>* below = &ws->grad16_pong;
-  RoundToBf16(dz, static_cast<size_t>(B) * fan_out(top), g, threads);
   for (int l = top; l >= 0; --l) {
     const int in = fan_in(l), width = fan_out(l);
     const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());

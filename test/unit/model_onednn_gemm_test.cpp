@@ -3,7 +3,8 @@
 // against the bias, an accumulating product and a ReLU, and written in bf16 against the
 // rounding of its fp32 result; a caller's bf16 rounding read in place of the values; the
 // same bits for 1 and 2 threads; the Mlp's bf16 forward and backward against its fp32 ones,
-// and on an input written already rounded against its bf16 ones. The bf16 cases are
+// its top gradient against the steps it fuses, and on an input written already rounded
+// against its bf16 ones. The bf16 cases are
 // skipped, with a message, on a CPU without bf16 instructions.
 #include <doctest/doctest.h>
 
@@ -193,6 +194,41 @@ TEST_CASE("onednn gemm: the Mlp's bf16 forward and backward follow its fp32 ones
   CHECK(close(dparams[0], dparams[1]));
   CHECK(close(dinput[0], dinput[1]));
   CHECK(logits[0] != logits[1]);  // the bf16 path was taken
+}
+
+// In bf16 the top hidden layer's gradient is made in one pass from the logit's gradient
+// (never held in fp32): its bias gradient and its weight gradient, the product of the
+// layer's bf16 input and that gradient's rounding, are those of the steps written out.
+TEST_CASE("onednn gemm: the Mlp's bf16 top gradient is the rounding of the masked outer product, bitwise") {
+  if (SkipWithoutBf16()) return;
+  const Mlp mlp(29, {24, 80}, Mlp::Output::kLogit);  // the top layer's 80 columns split in two parts
+  const int B = 48, top = 1, in = 24, width = 80;
+  std::vector<float> params(mlp.num_params());
+  mlp.InitParams(11, params.data());
+  const auto x = Random(12, static_cast<size_t>(B) * mlp.input_width());
+  const auto c = Random(13, B);
+  auto ws = mlp.MakeWorkspace(B, 2);
+  std::vector<float> logits(B), dparams(params.size());
+  mlp.Forward(params.data(), x.data(), B, &ws, logits.data(), DensePrecision::kBf16);
+  mlp.Backward(params.data(), x.data(), B, c.data(), &ws, dparams.data(), nullptr, DensePrecision::kBf16);
+
+  const float* a = ws.act[top].data();  // the top layer's output, which masks its gradient
+  const float* w = params.data() + mlp.weight_offset(top + 1);
+  std::vector<float> db(width, 0.0f);
+  std::vector<uint16_t> g16(static_cast<size_t>(B) * width);
+  for (int i = 0; i < B; ++i) {
+    for (int j = 0; j < width; ++j) {
+      const float v = a[i * width + j] > 0.0f ? c[i] * w[j] : 0.0f;
+      db[j] += v;
+      g16[i * width + j] = FloatToBf16(v);
+    }
+  }
+  CHECK(std::vector<float>(dparams.begin() + mlp.bias_offset(top), dparams.begin() + mlp.bias_offset(top) + width) == db);
+  std::vector<float> dw(static_cast<size_t>(in) * width);
+  OnednnGemm gemm(2);
+  gemm.Run(DensePrecision::kBf16, true, false, in, width, B, GemmOperand(nullptr, ws.input16[top].data()),
+           GemmOperand(nullptr, g16.data()), false, dw.data());
+  CHECK(std::vector<float>(dparams.begin() + mlp.weight_offset(top), dparams.begin() + mlp.bias_offset(top)) == dw);
 }
 
 // The input written already rounded (RoundedInput) gives Forward's and Backward's bits in

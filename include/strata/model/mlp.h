@@ -121,13 +121,19 @@ class Mlp {
   // null when there is no ReLU layer (dinput, when asked for, then written).
   float* TopBackward(const float* params, const float* input, int B, const float* dout, Workspace* ws,
                      float* dparams, float* dinput) const;
-  // Backward's ReLU layers top-down from dz (TopBackward's): fp32, or kBf16 with each input
-  // gradient written in bf16 by its product and fed to the next products as it is; kBf16
-  // returns the first layer's (when input_grad) in ws's buffers.
+  // kLogit: the output layer's weight and bias gradients from its input a (B, fan_in).
+  void OutputLayerGrads(const float* a, int B, const float* dout, float* dparams) const;
+  // TopBackward for kBf16: its gradient's bf16 rounding in ws->grad16 (for kLogit made in
+  // one pass, never held in fp32); false when there is no ReLU layer.
+  bool TopBackwardBf16(const float* params, const float* input, int B, const float* dout, Workspace* ws,
+                       float* dparams, float* dinput) const;
+  // Backward's ReLU layers top-down: fp32 from dz (TopBackward's), or kBf16 from ws->grad16
+  // (TopBackwardBf16's) with each input gradient written in bf16 by its product and fed to
+  // the next products as it is; kBf16 returns the first layer's (when input_grad) in ws's
+  // buffers.
   void BackwardReluLayers(const float* params, const float* input, int B, float* dz, Workspace* ws,
                           float* dparams, float* dinput) const;
-  const uint16_t* BackwardReluLayersBf16(int B, const float* dz, Workspace* ws, float* dparams,
-                                         bool input_grad) const;
+  const uint16_t* BackwardReluLayersBf16(int B, Workspace* ws, float* dparams, bool input_grad) const;
 
   Output output_ = Output::kLogit;
   std::vector<int> widths_;      // input, hidden..., then 1 for kLogit
