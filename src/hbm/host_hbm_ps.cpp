@@ -86,6 +86,36 @@ class HostHbmPs final : public HbmPs {
     return Status::OK();
   }
 
+  // Each row straight from its active entry into its standby one, on the rank's threads:
+  // distinct keys' entries are distinct, and lookups change no table.
+  Status StageFromActive(const uint64_t* keys, size_t n, size_t /*row_bytes*/) override {
+    TableSet &from = active(), &to = standby();
+    Status missing;
+    std::mutex mu;
+    InChunks(n, pool_.size(), [&](size_t begin, size_t end) {
+      constexpr size_t kAhead = 8;  // keys between PrefetchRow and the copy; PrefetchSlot twice as far
+      for (size_t i = begin; i < end; ++i) {
+        if (i + 2 * kAhead < end) {
+          from.Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
+          to.Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
+        }
+        if (i + kAhead < end) {
+          from.Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
+          to.Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
+        }
+        const uint8_t* row = from.Shard(keys[i]).Find(keys[i]);
+        uint8_t* staged = to.Shard(keys[i]).Find(keys[i]);
+        if (row != nullptr && staged != nullptr) {
+          std::memcpy(staged, row, layout_.bytes());
+          continue;
+        }
+        std::lock_guard lock(mu);
+        missing = Missing(row == nullptr ? "StageFromActive (active)" : "StageFromActive (standby)", keys[i]);
+      }
+    });
+    return missing;
+  }
+
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
     const size_t rb = layout_.bytes();
     return ForEachRowInChunks(keys, n, pool_.size(), "Export",

@@ -12,7 +12,9 @@ void PassRefresh::Remember(const std::vector<uint64_t>& keys) {
 Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, Comm* comm) {
   const std::vector<uint64_t>& keys = pass->routing.keys();
   std::vector<uint64_t> mine, again;
+  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its lookup
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (remembered_ && i + kAhead < keys.size() && pass->held[i + kAhead]) previous_.Prefetch(keys[i + kAhead]);
     if (!pass->held[i]) continue;
     const bool have = remembered_ && previous_.Find(keys[i]) != KeyIndex::kNone;
     (have ? mine : again).push_back(keys[i]);
@@ -21,11 +23,7 @@ Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, C
   copied_ = mine.size();
   pulled_ = again.size();
   Status local;
-  if (!mine.empty()) {
-    std::vector<uint8_t> rows(mine.size() * exchange->row_bytes());
-    local = hbm->Export(mine.data(), mine.size(), rows.data());
-    if (local.ok()) local = hbm->Stage(mine.data(), mine.size(), rows.data());
-  }
+  if (!mine.empty()) local = hbm->StageFromActive(mine.data(), mine.size(), exchange->row_bytes());
   PulledRows pulled;
   STRATA_RETURN_IF_ERROR(exchange->PullReadOnly(&again, &pulled));
   pulled.ForEachPart(again, [&](const uint64_t* keys, size_t n, const uint8_t* rows) {

@@ -3,8 +3,8 @@
 // lone worker's step on one thread against the same step split over the rank's threads
 // (index lookups, pooling, sparse updates, the MLP's elementwise passes), bitwise, on
 // batches of thousands of distinct keys so that every split has several parts; and Export,
-// which copies rows out on the same threads; and a stage-in whose room was made (ReserveStage)
-// for more or fewer keys than it stages.
+// which copies rows out on the same threads; a stage-in whose room was made (ReserveStage)
+// for more or fewer keys than it stages; and a pass refresh's copy from the active tables.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -16,6 +16,7 @@
 #include "model/onednn_gemm.h"
 #include "strata/common/partition.h"
 #include "strata/hbm/hbm_ps.h"
+#include "strata/common/row.h"
 #include "strata/model/optimizer.h"
 
 namespace strata {
@@ -162,6 +163,65 @@ TEST_CASE("host: a stage-in reserved for more or fewer keys than it stages holds
       REQUIRE(ps->Export(keys.data(), keys.size(), out.data()).ok());
       CHECK(out == rows);
       REQUIRE(ps->SwapIn().ok());  // the first pass active again
+    }
+  }
+}
+
+// A pass refresh's copy (StageFromActive): the staged rows of the keys both passes hold
+// become the active pass's, the other staged rows stay, and a key missing from the active
+// set (for the host backend, from either) is an error naming it. The host backend copies
+// between its tables; a 16-bit row dtype
+// goes through Export and Stage, so the copy is the row's stored rounding, as a pull from
+// its owner would give.
+TEST_CASE("host: a staged pass takes the active pass's rows of the keys both hold") {
+  for (const RowDtype dtype : {RowDtype::kFp32, RowDtype::kBf16}) {
+    for (const int workers : {1, 3}) {
+      CAPTURE(static_cast<int>(dtype));
+      CAPTURE(workers);
+      HbmOptions o = Model(2, SparseOptimizerKind::kAdagrad, DensePrecision::kFp32);
+      o.workers = workers;
+      const RowLayout stored = RowLayoutOf([&] {
+        ModelSpec spec = o.spec;
+        spec.row_dtype = dtype;
+        return spec;
+      }());
+      auto ps = WithRowDtype(NewHostHbmPs(o), stored);
+      const size_t rb = stored.bytes();
+      const auto rows_of = [&](uint64_t first, size_t n, std::vector<uint64_t>* keys, std::vector<uint8_t>* rows) {
+        keys->clear();
+        std::vector<uint8_t> wide(n * RowLayoutOf(o.spec).bytes());
+        for (uint64_t t = first; t < first + n; ++t) {
+          keys->push_back(SlotKey(static_cast<int>(t % 6), t));
+          InitRow(o.spec, keys->back() + 7, &wide[(t - first) * RowLayoutOf(o.spec).bytes()]);
+        }
+        rows->resize(n * rb);
+        ConvertRows(RowLayoutOf(o.spec), wide.data(), n, stored, rows->data());
+      };
+      std::vector<uint64_t> active_keys, staged_keys;
+      std::vector<uint8_t> active_rows, staged_rows, out;
+      rows_of(0, 3000, &active_keys, &active_rows);       // keys 0..2999
+      rows_of(2000, 3000, &staged_keys, &staged_rows);    // keys 2000..4999, other rows
+      REQUIRE(ps->BeginPass(0, active_keys.size()).ok());
+      REQUIRE(ps->Insert(active_keys.data(), active_keys.size(), active_rows.data()).ok());
+      REQUIRE(ps->BeginStage(1, staged_keys.size()).ok());
+      REQUIRE(ps->Stage(staged_keys.data(), staged_keys.size(), staged_rows.data()).ok());
+      const std::vector<uint64_t> both(staged_keys.begin(), staged_keys.begin() + 1000);
+      REQUIRE(ps->StageFromActive(both.data(), both.size(), rb).ok());
+      REQUIRE(ps->SwapIn().ok());
+      out.resize(staged_rows.size());
+      REQUIRE(ps->Export(staged_keys.data(), staged_keys.size(), out.data()).ok());
+      std::vector<uint8_t> expected(staged_rows);
+      std::memcpy(expected.data(), &active_rows[2000 * rb], 1000 * rb);
+      CHECK(out == expected);
+      REQUIRE(ps->SwapIn().ok());  // the first pass active again, the second staged
+
+      for (const uint64_t absent : {SlotKey(5, 5), SlotKey(5, 4001)}) {  // not staged; not active
+        CAPTURE(absent);
+        if (absent == SlotKey(5, 5) && dtype != RowDtype::kFp32) continue;  // Stage would insert it
+        const Status missing = ps->StageFromActive(&absent, 1, rb);
+        CHECK(missing.code() == Status::Code::kNotFound);
+        CHECK(missing.ToString().find(std::to_string(absent)) != std::string::npos);
+      }
     }
   }
 }

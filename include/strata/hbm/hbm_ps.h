@@ -91,6 +91,15 @@ class HbmPs {
   // Inserts (or overwrites) rows in the standby set; arguments as Insert.
   virtual Status Stage(const uint64_t* keys, size_t n, const uint8_t* rows) = 0;
 
+  // Overwrites the standby set's rows of keys (n, all staged) with their rows in the active
+  // set (all present), as Export and then Stage would (PassRefresh's rows this rank trained
+  // last pass); by default through a host buffer of rows of row_bytes.
+  virtual Status StageFromActive(const uint64_t* keys, size_t n, size_t row_bytes) {
+    std::vector<uint8_t> rows(n * row_bytes);
+    STRATA_RETURN_IF_ERROR(Export(keys, n, rows.data()));
+    return Stage(keys, n, rows.data());
+  }
+
   // The staged pass becomes active and the active set becomes standby, in O(1).
   virtual Status SwapIn() = 0;
 
