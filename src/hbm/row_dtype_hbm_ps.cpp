@@ -1,7 +1,8 @@
 // WithRowDtype: an HbmPs that computes on f32 rows for tiers that store 16-bit rows.
 // Rows are widened as they enter (Insert, Stage) and rounded to nearest even as they leave
 // (Export), so every replica of a row that leaves, whether pushed home or copied by a pass
-// refresh, is the same bytes its owner stores. Thread safety: that of the wrapped HbmPs;
+// refresh (StageFromActive keeps HbmPs's default: Export, then Stage), is the same bytes
+// its owner stores. Thread safety: that of the wrapped HbmPs;
 // the conversion buffer is per call.
 #include <vector>
 
