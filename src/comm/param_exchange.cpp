@@ -19,6 +19,28 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
   return keys;
 }
 
+// The keys the ranks asked an owner for, indexed: *slot_of gets each asked key's slot (in
+// rank order), *subscribers each slot's count of ranks that asked for it.
+std::shared_ptr<KeyIndex> IndexAsked(const std::vector<std::vector<uint64_t>>& asked, std::vector<uint32_t>* slot_of,
+                                     std::vector<uint32_t>* subscribers) {
+  size_t total = 0;
+  for (const auto& a : asked) total += a.size();
+  auto owned = std::make_shared<KeyIndex>();
+  owned->Reset(total);
+  slot_of->reserve(total);
+  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its insertion
+  for (const auto& a : asked) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (i + kAhead < a.size()) owned->Prefetch(a[i + kAhead]);
+      auto [slot, fresh] = owned->Insert(a[i]);
+      if (fresh) subscribers->push_back(0);
+      ++(*subscribers)[slot];
+      slot_of->push_back(slot);
+    }
+  }
+  return owned;
+}
+
 }  // namespace
 
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
@@ -189,24 +211,9 @@ std::string ParamExchange::ReplyBuffer(PulledRows* spent, size_t bytes) {
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                                 const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                                 std::string own, std::vector<std::string>* reply) {
-  size_t asked_total = 0;
-  for (const auto& a : asked) asked_total += a.size();
-  auto owned = std::make_shared<KeyIndex>();
-  owned->Reset(asked_total);
   std::vector<uint32_t> slot_of;      // per asked key, in rank order: its owned slot
   std::vector<uint32_t> subscribers;  // per owned slot
-  slot_of.reserve(asked_total);
-  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its insertion
-  for (const auto& a : asked) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (i + kAhead < a.size()) owned->Prefetch(a[i + kAhead]);
-      const uint64_t key = a[i];
-      auto [slot, fresh] = owned->Insert(key);
-      if (fresh) subscribers.push_back(0);
-      ++subscribers[slot];
-      slot_of.push_back(slot);
-    }
-  }
+  std::shared_ptr<KeyIndex> owned = IndexAsked(asked, &slot_of, &subscribers);
   Subscribe(asked, slot_of, subscribers, routing);
   PullAdmission admission(server_, pass, subscribers.size(), examples, slot_of);
   reply->assign(asked.size(), std::string());

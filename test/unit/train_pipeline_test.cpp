@@ -44,6 +44,14 @@ std::string CriteoRows(int n) {
   return fmt::to_string(text);
 }
 
+// A plan of a file of 300 such rows in dir, for o's workers and batches.
+ShardPlan PlanOfRows(const test::TempDir& dir, const TrainOptions& o) {
+  test::WriteText(dir.File("train.tsv"), CriteoRows(300));
+  ShardPlan plan;
+  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
+  return plan;
+}
+
 struct Rank {
   Comm comm;
   std::unique_ptr<ShardServer> server;
@@ -117,10 +125,8 @@ std::vector<SeenPass> RunPipeline(const TrainOptions& o, const ShardPlan& plan, 
 
 TEST_CASE("pipeline: with one rank, threaded stages stage the same passes and rows as sequential ones") {
   test::TempDir dir;
-  test::WriteText(dir.File("train.tsv"), CriteoRows(300));
   const TrainOptions o = SmallOptions();
-  ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
+  const ShardPlan plan = PlanOfRows(dir, o);
   const std::vector<SeenPass> sequential = RunPipeline(o, plan, false);
   const std::vector<SeenPass> threaded = RunPipeline(o, plan, true);
   CHECK(sequential.size() == 10);  // 300 rows in passes of 64, twice
@@ -194,10 +200,8 @@ class RoomRecorder final : public HbmPs {
 // makes it when its first pass is pulled.
 TEST_CASE("pipeline: the first pass's room is made at start-up from the pass read ahead") {
   test::TempDir dir;
-  test::WriteText(dir.File("train.tsv"), CriteoRows(300));
   const TrainOptions o = SmallOptions();
-  ShardPlan plan;
-  REQUIRE(PlanShards({dir.File("train.tsv")}, o.workers_per_rank, static_cast<uint64_t>(o.batch_size), &plan).ok());
+  const ShardPlan plan = PlanOfRows(dir, o);
   Comm comm;
   ShardServer server(o.model, NewMemoryRowStore(RowLayoutOf(o.model).bytes()), nullptr);
   for (const bool at_start : {true, false}) {
