@@ -63,7 +63,7 @@ EXTRA_LDFLAGS  ?=
 # -fno-math-errno: sqrtf and the like set no errno (nothing reads it), so the optimizer loops
 # vectorize; results are unchanged, bit for bit. -ffp-contract=off: no a*b+c fused into an
 # FMA, in the kernels compiled for AVX2/AVX-512 too, so every build and CPU rounds alike.
-CXXFLAGS := -std=c++20 $(OPT) -fno-math-errno -ffp-contract=off -Wall -Wextra $(WERROR) -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) $(EXTRA_CXXFLAGS) -MMD -MP
+CXXFLAGS := -std=c++23 $(OPT) -fno-math-errno -ffp-contract=off -Wall -Wextra $(WERROR) -pthread -Iinclude -Isrc $(MPI_CFLAGS) $(HDF5_CFLAGS) $(EXTRA_CXXFLAGS) -MMD -MP
 LDLIBS   := $(EXTRA_LDFLAGS) $(MPI_LIBS) $(HDF5_LIBS) -lopenblas -ldnnl -lgomp -lfmt -lz -luring -pthread
 
 # Parquet input: Arrow's C++ reader from the pyarrow wheel that make deps unpacks

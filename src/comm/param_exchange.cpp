@@ -19,6 +19,12 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
   return keys;
 }
 
+// *s resized to n bytes that the caller then writes every one of, without filling them
+// first: a pass's rows are tens of megabytes, and a fill costs about what writing them does.
+void ResizeToOverwrite(std::string* s, size_t n) {
+  s->resize_and_overwrite(n, [](char*, size_t size) { return size; });
+}
+
 // The keys the ranks asked an owner for, indexed: *slot_of gets each asked key's slot (in
 // rank order), *subscribers each slot's count of ranks that asked for it.
 std::shared_ptr<KeyIndex> IndexAsked(const std::vector<std::vector<uint64_t>>& asked, std::vector<uint32_t>* slot_of,
@@ -222,7 +228,7 @@ Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t
   const uint32_t* slots = slot_of.data();
   for (size_t r = 0; r < asked.size(); ++r) {
     const size_t n = asked[r].size();
-    (*reply)[r].resize(n * (2 + row_bytes_));
+    ResizeToOverwrite(&(*reply)[r], n * (2 + row_bytes_));
     auto* pairs = reinterpret_cast<uint8_t*>((*reply)[r].data());
     std::vector<uint8_t> held(n, 0), fresh(admission.on() ? n : 0);
     if (local.ok()) local = server_->Pull(pass, asked[r].data(), n, pairs + 2 * n, held.data(), fresh.data());
@@ -281,7 +287,7 @@ Status ParamExchange::PullReadOnly(std::vector<uint64_t>* keys, PulledRows* rows
   std::vector<std::string> reply(asked.size()), recv;
   Status local;
   for (size_t r = 0; r < asked.size(); ++r) {
-    reply[r].resize(asked[r].size() * row_bytes_);
+    ResizeToOverwrite(&reply[r], asked[r].size() * row_bytes_);
     if (local.ok()) {
       local = server_->PullReadOnly(asked[r].data(), asked[r].size(), reinterpret_cast<uint8_t*>(reply[r].data()));
     }
@@ -408,7 +414,7 @@ Status ParamExchange::PushBack(const PassRouting& routing, const RowExport& expo
     if (r == comm_->rank()) continue;
     size_t n = 0;
     for (size_t i = routing.owner_begin_[r]; i < routing.owner_begin_[r + 1]; ++i) n += routing.returner_[i];
-    send[r].resize(n * (sizeof(uint64_t) + row_bytes_));
+    ResizeToOverwrite(&send[r], n * (sizeof(uint64_t) + row_bytes_));
     auto* keys = reinterpret_cast<uint64_t*>(send[r].data());
     size_t at = 0;
     for (size_t i = routing.owner_begin_[r]; i < routing.owner_begin_[r + 1]; ++i) {
