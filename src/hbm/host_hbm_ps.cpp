@@ -417,7 +417,8 @@ class HostHbmPs final : public HbmPs {
     optimizer_.Step(params_.data(), out->dense.data(), params_.size(), [&](size_t n, const auto& dense_part) {
       constexpr size_t kDenseGrain = 8192, kRowGrain = 1024;
       const size_t keys = w->index.keys().size();
-      const size_t dense_parts = std::max<size_t>(1, n / kDenseGrain), parts = dense_parts + std::max<size_t>(1, keys / kRowGrain);
+      const size_t dense_parts = std::max<size_t>(1, n / kDenseGrain);
+      const size_t parts = dense_parts + std::max<size_t>(1, keys / kRowGrain);
       pool_.ParallelFor(2, [&](size_t lane) {
         if (lane == 0) {
           Scatter(batch, *w, dinput, out);
