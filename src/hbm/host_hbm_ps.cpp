@@ -17,6 +17,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -89,31 +90,10 @@ class HostHbmPs final : public HbmPs {
   // Each row straight from its active entry into its standby one, on the rank's threads:
   // distinct keys' entries are distinct, and lookups change no table.
   Status StageFromActive(const uint64_t* keys, size_t n, size_t /*row_bytes*/) override {
-    TableSet &from = active(), &to = standby();
-    Status missing;
-    std::mutex mu;
-    InChunks(n, pool_.size(), [&](size_t begin, size_t end) {
-      constexpr size_t kAhead = 8;  // keys between PrefetchRow and the copy; PrefetchSlot twice as far
-      for (size_t i = begin; i < end; ++i) {
-        if (i + 2 * kAhead < end) {
-          from.Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
-          to.Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
-        }
-        if (i + kAhead < end) {
-          from.Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
-          to.Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
-        }
-        const uint8_t* row = from.Shard(keys[i]).Find(keys[i]);
-        uint8_t* staged = to.Shard(keys[i]).Find(keys[i]);
-        if (row != nullptr && staged != nullptr) {
-          std::memcpy(staged, row, layout_.bytes());
-          continue;
-        }
-        std::lock_guard lock(mu);
-        missing = Missing(row == nullptr ? "StageFromActive (active)" : "StageFromActive (standby)", keys[i]);
-      }
+    const std::array<TableSet*, 2> sets = {&active(), &standby()};
+    return RowsInChunks(sets, keys, n, pool_.size(), "StageFromActive", [&](size_t, const std::array<uint8_t*, 2>& rows) {
+      std::memcpy(rows[1], rows[0], layout_.bytes());
     });
-    return missing;
   }
 
   Status Export(const uint64_t* keys, size_t n, uint8_t* rows) override {
@@ -273,36 +253,49 @@ class HostHbmPs final : public HbmPs {
 
   TableSet& active() { return sets_[active_]; }
   TableSet& standby() { return sets_[active_ ^ 1]; }
-  HostTable& Shard(uint64_t key) { return active().Shard(key); }
 
-  // fn(i, row) for each i in [begin, end) in order, row: keys[i]'s row in the active set or
+  // fn(i, rows) for each i in [begin, end) in order, rows[s]: keys[i]'s row in sets[s] or
   // nullptr. Each Find would miss the cache three times (slot, key, row), so the loop loads
   // the slots and then the rows of the keys a few places ahead.
-  template <typename Fn>
-  void ForEachRow(const uint64_t* keys, size_t begin, size_t end, const Fn& fn) {
+  template <size_t N, typename Fn>
+  static void ForEachRow(const std::array<TableSet*, N>& sets, const uint64_t* keys, size_t begin, size_t end,
+                         const Fn& fn) {
     constexpr size_t kAhead = 8;  // keys between PrefetchRow and the use; PrefetchSlot twice as far
     for (size_t i = begin; i < end; ++i) {
-      if (i + 2 * kAhead < end) Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
-      if (i + kAhead < end) Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
-      fn(i, Shard(keys[i]).Find(keys[i]));
+      std::array<uint8_t*, N> rows;
+      for (size_t s = 0; s < N; ++s) {
+        if (i + 2 * kAhead < end) sets[s]->Shard(keys[i + 2 * kAhead]).PrefetchSlot(keys[i + 2 * kAhead]);
+        if (i + kAhead < end) sets[s]->Shard(keys[i + kAhead]).PrefetchRow(keys[i + kAhead]);
+        rows[s] = sets[s]->Shard(keys[i]).Find(keys[i]);
+      }
+      fn(i, rows);
     }
   }
 
   // ForEachRow over [0, n) in chunks of at least a thousand keys, on up to `threads` of
-  // the rank's threads (1: the caller's alone), fn(i, row) for each present row; a missing
-  // row is an error naming `what` and the key, and fn is not called for it.
-  template <typename Fn>
-  Status ForEachRowInChunks(const uint64_t* keys, size_t n, int threads, const char* what, const Fn& fn) {
+  // the rank's threads (1: the caller's alone), fn(i, rows) for each key present in every
+  // set; a missing row is an error naming `what` and the key, and fn is not called for it.
+  template <size_t N, typename Fn>
+  Status RowsInChunks(const std::array<TableSet*, N>& sets, const uint64_t* keys, size_t n, int threads,
+                      const char* what, const Fn& fn) {
     Status missing;
     std::mutex mu;
     InChunks(n, threads, [&](size_t begin, size_t end) {
-      ForEachRow(keys, begin, end, [&](size_t i, uint8_t* row) {
-        if (row != nullptr) return fn(i, row);
+      ForEachRow(sets, keys, begin, end, [&](size_t i, const std::array<uint8_t*, N>& rows) {
+        if (std::find(rows.begin(), rows.end(), nullptr) == rows.end()) return fn(i, rows);
         std::lock_guard lock(mu);
         missing = Missing(what, keys[i]);
       });
     });
     return missing;
+  }
+
+  // RowsInChunks over the active set: fn(i, row).
+  template <typename Fn>
+  Status ForEachRowInChunks(const uint64_t* keys, size_t n, int threads, const char* what, const Fn& fn) {
+    const std::array<TableSet*, 1> sets = {&active()};
+    return RowsInChunks(sets, keys, n, threads, what,
+                        [&](size_t i, const std::array<uint8_t*, 1>& rows) { fn(i, rows[0]); });
   }
 
   // body(begin, end) over [0, n) in chunks of at least a thousand, on up to `threads` of the
