@@ -49,7 +49,7 @@ class HostHbmPs final : public HbmPs {
     for (TableSet& set : sets_) set.shards.assign(static_cast<size_t>(o.workers), HostTable(layout_.bytes()));
     const int gemm_threads = o.gemm_threads();
     for (int g = 0; g < o.workers; ++g) {
-      workers_.emplace_back(model_.MakeWorkspace(o.max_batch, gemm_threads));
+      workers_.emplace_back(model_.MakeWorkspace(o.max_batch, gemm_threads, precision_));
     }
     params_.resize(model_.num_params());
     model_.InitParams(spec_.seed, params_.data());

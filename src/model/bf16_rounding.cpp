@@ -6,7 +6,7 @@
 
 namespace strata {
 
-const uint16_t* RoundToBf16(const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
+const uint16_t* RoundToBf16(const float* x, size_t n, HugeVector<uint16_t>* to, int threads) {
   if (to->size() < n) to->resize(n);
   const auto to_bf16 = Kernels().to_bf16;
   uint16_t* out = to->data();

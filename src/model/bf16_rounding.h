@@ -6,12 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "strata/common/huge_pages.h"
 
 namespace strata {
 
 // x's n values rounded into *to (grown as needed) on up to `threads` OpenMP threads; returns
 // to->data().
-const uint16_t* RoundToBf16(const float* x, size_t n, std::vector<uint16_t>* to, int threads);
+const uint16_t* RoundToBf16(const float* x, size_t n, HugeVector<uint16_t>* to, int threads);
 
 }  // namespace strata

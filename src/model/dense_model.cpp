@@ -58,9 +58,9 @@ void DenseModel::InitParams(uint64_t seed, float* params) const {
   if (bottom_) bottom_->InitParams(seed ^ 0x626f74746f6dULL, params + mlp_.num_params());  // "bottom"
 }
 
-DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) const {
+DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads, DensePrecision precision) const {
   Workspace ws;
-  ws.mlp = mlp_.MakeWorkspace(max_batch, threads);
+  ws.mlp = mlp_.MakeWorkspace(max_batch, threads, precision);
   if (cross_) {
     ws.cross = cross_->MakeWorkspace(max_batch);
     ws.dcross.resize(static_cast<size_t>(max_batch) * cross_->width());
@@ -72,7 +72,7 @@ DenseModel::Workspace DenseModel::MakeWorkspace(int max_batch, int threads) cons
   }
   if (bottom_) {
     const size_t rows = static_cast<size_t>(max_batch);
-    ws.bottom = bottom_->MakeWorkspace(max_batch, threads);
+    ws.bottom = bottom_->MakeWorkspace(max_batch, threads, precision);
     ws.dense.resize(rows * spec_.num_dense);
     ws.ddense.resize(rows * spec_.num_dense);
     ws.z.resize(rows * spec_.embedding_dim);

@@ -80,16 +80,17 @@ void MaskedOuterProductToBf16(const float* d, const float* w, const float* a, in
   });
 }
 
-// *v grown to n floats (once: later calls find it that size), for the buffers only one
-// precision writes.
-float* Grown(std::vector<float>* v, size_t n) {
+// *v grown to at least n values, never shrunk (MakeWorkspace made it that size, or, for a
+// batch larger than the workspace's, the first call that needs it does).
+template <typename T>
+T* Grown(HugeVector<T>* v, size_t n) {
   if (v->size() < n) v->resize(n);
   return v->data();
 }
 
 // x (n floats) as a product's operand: for kBf16 with its rounding, made in *to (grown as
 // needed) on `threads` for the products that read it again.
-GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, std::vector<uint16_t>* to, int threads) {
+GemmOperand Rounded(DensePrecision precision, const float* x, size_t n, HugeVector<uint16_t>* to, int threads) {
   if (precision == DensePrecision::kFp32) return x;
   return GemmOperand(x, RoundToBf16(x, n, to, threads));
 }
@@ -133,17 +134,33 @@ void Mlp::InitParams(uint64_t seed, float* params) const {
   }
 }
 
-Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads) const {
+Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads, DensePrecision precision) const {
   assert(max_batch >= 1);
   Workspace ws;
   ws.max_batch = max_batch;
   ws.gemm.threads = threads;
+  const size_t B = static_cast<size_t>(max_batch);
   int widest = 1;
   for (int l = 0; l < relu_layers(); ++l) widest = std::max(widest, fan_out(l));
-  ws.grad_a.resize(static_cast<size_t>(max_batch) * widest);
-  ws.act.resize(relu_layers());  // each grown by the first Forward that writes it
+  ws.grad_a.resize(B * widest);
+  ws.act.resize(relu_layers());
   ws.input16.resize(relu_layers());
   ws.weights16.resize(relu_layers());
+  if (precision == DensePrecision::kFp32) {
+    for (int l = 0; l < relu_layers(); ++l) Grown(&ws.act[l], B * fan_out(l));
+    Grown(&ws.grad_b, ws.grad_a.size());
+    return ws;
+  }
+  if (relu_layers() == 0) return ws;
+  Grown(&ws.act[relu_layers() - 1], B * fan_out(relu_layers() - 1));
+  for (int l = 0; l < relu_layers(); ++l) {
+    Grown(&ws.input16[l], B * fan_in(l));
+    Grown(&ws.weights16[l], static_cast<size_t>(fan_in(l)) * fan_out(l));
+  }
+  // The gradient ping-pong: a hidden layer's output gradient, or its input's.
+  const size_t gradient = B * std::max(widest, input_width());
+  Grown(&ws.grad16, gradient);
+  Grown(&ws.grad16_pong, gradient);
   return ws;
 }
 
@@ -154,8 +171,7 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
 
 uint16_t* Mlp::RoundedInput(Workspace* ws, int B) const {
   assert(B >= 1 && B <= ws->max_batch);
-  ws->input16[0].resize(static_cast<size_t>(B) * input_width());
-  return ws->input16[0].data();
+  return Grown(&ws->input16[0], static_cast<size_t>(B) * input_width());
 }
 
 void Mlp::ForwardRounded(const float* params, int B, Workspace* ws, float* out) const {
@@ -179,8 +195,8 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
     const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
                                   &ws->weights16[l], ws->gemm.threads);
     if (bf16 && l + 1 < relu_layers()) {  // read by the next layer's products alone
-      ws->input16[l + 1].resize(static_cast<size_t>(B) * width);
-      GemmBiasReluToBf16(&ws->gemm, B, width, in, x, w, params + bias_offset(l), ws->input16[l + 1].data());
+      uint16_t* next = Grown(&ws->input16[l + 1], static_cast<size_t>(B) * width);
+      GemmBiasReluToBf16(&ws->gemm, B, width, in, x, w, params + bias_offset(l), next);
       continue;
     }
     float* h = Grown(&ws->act[l], static_cast<size_t>(ws->max_batch) * width);
@@ -266,9 +282,8 @@ bool Mlp::TopBackwardBf16(const float* params, const float* input, int B, const 
   const int in = fan_in(last);
   const float* a = ws->act[last - 1].data();
   OutputLayerGrads(a, B, dout, dparams);
-  ws->grad16.resize(static_cast<size_t>(B) * in);
   MaskedOuterProductToBf16(dout, params + weight_offset(last), a, B, in, dparams + bias_offset(last - 1),
-                           ws->grad16.data(), ws->gemm.threads);
+                           Grown(&ws->grad16, static_cast<size_t>(B) * in), ws->gemm.threads);
   return true;
 }
 
@@ -292,17 +307,17 @@ void Mlp::BackwardReluLayers(const float* params, const float* input, int B, flo
 
 const uint16_t* Mlp::BackwardReluLayersBf16(int B, Workspace* ws, float* dparams, bool input_grad) const {
   const int threads = ws->gemm.threads, top = relu_layers() - 1;
-  std::vector<uint16_t>* g = &ws->grad16;
-  std::vector<uint16_t>* below = &ws->grad16_pong;
+  HugeVector<uint16_t>* g = &ws->grad16;
+  HugeVector<uint16_t>* below = &ws->grad16_pong;
   for (int l = top; l >= 0; --l) {
     const int in = fan_in(l), width = fan_out(l);
     const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());
     Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dparams + weight_offset(l));
     if (l == 0 && !input_grad) return nullptr;
-    below->resize(static_cast<size_t>(B) * in);
-    GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, below->data());
-    if (l == 0) return below->data();
-    ReluMaskAndBiasGrad(ws->input16[l].data(), below->data(), B, in, dparams + bias_offset(l - 1), threads);
+    uint16_t* din = Grown(below, static_cast<size_t>(B) * in);
+    GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, din);
+    if (l == 0) return din;
+    ReluMaskAndBiasGrad(ws->input16[l].data(), din, B, in, dparams + bias_offset(l - 1), threads);
     std::swap(g, below);
   }
   return nullptr;  // no ReLU layers

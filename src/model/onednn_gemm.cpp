@@ -28,7 +28,7 @@ memory::desc MatrixDesc(int rows, int cols, bool trans, memory::data_type type) 
 
 // The operand oneDNN reads (read only): its fp32 values, or for bf16 the caller's rounding
 // or else one made in `scratch` on `threads`.
-void* Operand(DensePrecision precision, GemmOperand in, size_t n, std::vector<uint16_t>* scratch, int threads) {
+void* Operand(DensePrecision precision, GemmOperand in, size_t n, HugeVector<uint16_t>* scratch, int threads) {
   if (precision == DensePrecision::kFp32) return const_cast<float*>(in.values);
   if (in.bf16 != nullptr) return const_cast<uint16_t*>(in.bf16);
   return const_cast<uint16_t*>(RoundToBf16(in.values, n, scratch, threads));
@@ -95,7 +95,7 @@ struct OnednnGemm::Impl {
   dnnl::engine engine;
   dnnl::stream stream;
   std::map<Shape, dnnl::matmul> primitives;
-  std::vector<uint16_t> a16, b16;  // bf16 operands
+  HugeVector<uint16_t> a16, b16;  // bf16 operands
 };
 
 bool OnednnGemm::Bf16Supported() {

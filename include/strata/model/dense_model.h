@@ -61,7 +61,8 @@ class DenseModel {
     std::vector<float> dense, z, dz, ddense;  // dlrm: (max_batch, dense), (max_batch, d) x2, (max_batch, dense)
     std::vector<float> top, dtop;             // dlrm, wdl: the MLP's input and its gradient
   };
-  Workspace MakeWorkspace(int max_batch, int threads = 1) const;
+  // As Mlp::MakeWorkspace, for every part of the model.
+  Workspace MakeWorkspace(int max_batch, int threads = 1, DensePrecision precision = DensePrecision::kFp32) const;
 
   // As Mlp::Forward and Mlp::Backward, for the whole model; dinput is required.
   void Forward(const float* params, const float* input, int B, Workspace* ws, float* logits,

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "strata/common/huge_pages.h"
 #include "strata/model/gemm.h"
 #include "strata/model/model_spec.h"
 
@@ -65,26 +66,29 @@ class Mlp {
   // each weight a pure function of (seed, its index) through a counter-based hash.
   void InitParams(uint64_t seed, float* params) const;
 
-  // Activations and gradient scratch for batches of up to max_batch rows.
+  // Activations and gradient scratch for batches of up to max_batch rows. MakeWorkspace
+  // sizes every buffer a step in `precision` writes and backs its pages then (in huge pages
+  // where large: oneDNN walks these buffers row by row, and 4 KiB pages cost it TLB misses),
+  // so that no step faults a page in or grows a buffer.
   struct Workspace {
     int max_batch = 0;
-    // hidden layer l: (max_batch, fan_out(l)), post-ReLU, grown by the first Forward that
-    // writes it; for kBf16 only the last hidden layer's (the others' outputs are kept as
-    // the next layer's input16 alone, so their fp32 buffers stay empty)
-    std::vector<std::vector<float>> act;
-    std::vector<float> grad_a;             // (max_batch, widest hidden) gradient ping
-    std::vector<float> grad_b;             // the pong, as grad_a; kFp32's Backward alone grows it
-    GemmContext gemm;                      // the products' threads and bf16 buffers
-    // kBf16 only (grown at the first such Forward): the roundings that several products
-    // read, each made once: each hidden layer's input and weights, rounded by Forward and
-    // read again by Backward, and the gradient Backward feeds two products. A hidden
-    // layer's input after the first is written by the previous layer's product.
-    std::vector<std::vector<uint16_t>> input16;    // hidden layer l's input (B, fan_in(l))
-    std::vector<std::vector<uint16_t>> weights16;  // hidden layer l's weights
-    std::vector<uint16_t> grad16;                  // (B, fan_out(l)) of the layer at hand
-    std::vector<uint16_t> grad16_pong;             // the layer below's, as its product writes it
+    // hidden layer l: (max_batch, fan_out(l)), post-ReLU; for kBf16 only the last hidden
+    // layer's (the others' outputs are kept as the next layer's input16 alone, so their
+    // fp32 buffers stay empty)
+    std::vector<HugeVector<float>> act;
+    HugeVector<float> grad_a;             // (max_batch, widest hidden) gradient ping
+    HugeVector<float> grad_b;             // the pong, as grad_a; kFp32's Backward alone uses it
+    GemmContext gemm;                     // the products' threads and bf16 buffers
+    // kBf16 only: the roundings that several products read, each made once: each hidden
+    // layer's input and weights, rounded by Forward and read again by Backward, and the
+    // gradient Backward feeds two products. A hidden layer's input after the first is
+    // written by the previous layer's product.
+    std::vector<HugeVector<uint16_t>> input16;    // hidden layer l's input (B, fan_in(l))
+    std::vector<HugeVector<uint16_t>> weights16;  // hidden layer l's weights
+    HugeVector<uint16_t> grad16;                  // (B, fan_out(l)) of the layer at hand
+    HugeVector<uint16_t> grad16_pong;             // the layer below's, as its product writes it
   };
-  Workspace MakeWorkspace(int max_batch, int threads = 1) const;
+  Workspace MakeWorkspace(int max_batch, int threads = 1, DensePrecision precision = DensePrecision::kFp32) const;
 
   // out = MLP(input (B, input_width) row-major): logits (B), or (B, output_width) for kRelu.
   // REQUIRES: 1 <= B <= ws->max_batch.
