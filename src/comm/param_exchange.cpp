@@ -197,34 +197,23 @@ int ParamExchange::ReturnerOf(const PassRouting& routing, uint32_t slot) const {
   return routing.sub_ranks_[routing.sub_begin_[slot]];
 }
 
-// The largest of spent's buffers, emptied, with room for `bytes` and an eighth more when
-// it must grow, so that the next pass's reply, a little larger, still fits (only the pages
-// written are backed).
-std::string ParamExchange::ReplyBuffer(PulledRows* spent, size_t bytes) {
-  std::string largest;
-  for (std::string& part : spent->parts_) {
-    if (part.capacity() > largest.capacity()) largest.swap(part);
-  }
-  spent->Clear();
-  largest.clear();
-  if (largest.capacity() < bytes) largest.reserve(bytes + bytes / 8);
-  return largest;
-}
-
 // Owner side of a pull: note every requested key's subscribers and its returner, serve the
-// keys, decide admission, and hold the pass. Each reply is n
-// (returner, held) byte pairs, then the n rows, served straight into it.
+// keys, decide admission, and hold the pass. Each reply is n (returner, held) byte pairs,
+// then the n rows, served straight into it; the one to this rank itself is a buffer of the
+// server's pool, taken once the write-back has given its buffers back. An error is
+// returned once every reply is made, for the exchange that follows.
 Status ParamExchange::ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                                 const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
-                                std::string own, std::vector<std::string>* reply) {
+                                std::vector<std::string>* reply) {
   std::vector<uint32_t> slot_of;      // per asked key, in rank order: its owned slot
   std::vector<uint32_t> subscribers;  // per owned slot
   std::shared_ptr<KeyIndex> owned = IndexAsked(asked, &slot_of, &subscribers);
   Subscribe(asked, slot_of, subscribers, routing);
   PullAdmission admission(server_, pass, subscribers.size(), examples, slot_of);
+  Status local = server_->FlushWriteBack();
   reply->assign(asked.size(), std::string());
-  (*reply)[static_cast<size_t>(comm_->rank())] = std::move(own);
-  Status local;
+  const size_t me = static_cast<size_t>(comm_->rank());
+  (*reply)[me] = server_->TakeBuffer(asked[me].size() * (2 + row_bytes_));
   const uint32_t* slots = slot_of.data();
   for (size_t r = 0; r < asked.size(); ++r) {
     const size_t n = asked[r].size();
@@ -255,8 +244,7 @@ Status ParamExchange::Pull(int pass, std::vector<uint64_t> keys, std::vector<uin
   STRATA_RETURN_IF_ERROR(KeysToOwners(keys, &asked, examples, server_->admits() ? &told : nullptr));
   examples = {};
   std::vector<std::string> reply, recv;
-  std::string to_self = ReplyBuffer(rows, asked[static_cast<size_t>(comm_->rank())].size() * (2 + row_bytes_));
-  const Status served = ServePull(pass, asked, told, routing, std::move(to_self), &reply);
+  const Status served = ServePull(pass, asked, told, routing, &reply);
   asked.clear();
   told.clear();
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(reply), &recv));
@@ -436,23 +424,37 @@ Status ParamExchange::PushBack(const PassRouting& routing, const RowExport& expo
 }
 
 Status ParamExchange::StoreOwnRows(const PassRouting& routing, const RowExport& export_rows) {
-  constexpr size_t kChunkRows = 16384;
   std::vector<uint64_t> keys;
-  std::vector<uint8_t> rows;
-  auto flush = [&] {
-    rows.resize(keys.size() * row_bytes_);
-    Status st = export_rows(keys.data(), keys.size(), rows.data());
-    if (st.ok()) st = server_->Store(keys.data(), keys.size(), rows.data());
-    keys.clear();
-    return st;
-  };
   const int me = comm_->rank();
   for (size_t i = routing.owner_begin_[me]; i < routing.owner_begin_[me + 1]; ++i) {
-    if (!routing.returner_[i]) continue;
-    keys.push_back(routing.keys_[i]);
-    if (keys.size() == kChunkRows) STRATA_RETURN_IF_ERROR(flush());
+    if (routing.returner_[i]) keys.push_back(routing.keys_[i]);
   }
-  return keys.empty() ? Status::OK() : flush();
+  if (server_->caches()) return StoreOwnChunks(keys, export_rows);
+  // Buffered until the next pull: exported straight into the buffer the server keeps.
+  std::string rows = server_->TakeBuffer(keys.size() * row_bytes_);
+  const Status st = export_rows(keys.data(), keys.size(), reinterpret_cast<uint8_t*>(rows.data()));
+  if (!st.ok()) {
+    server_->KeepBuffer(std::move(rows));
+    return st;
+  }
+  return server_->Store(std::move(keys), std::move(rows));
+}
+
+// Put at once (a MEM-PS): a chunk at a time, through one chunk's buffer.
+Status ParamExchange::StoreOwnChunks(const std::vector<uint64_t>& keys, const RowExport& export_rows) {
+  constexpr size_t kChunkRows = 16384;
+  std::vector<uint8_t> rows;
+  for (size_t begin = 0; begin < keys.size(); begin += kChunkRows) {
+    const size_t n = std::min(kChunkRows, keys.size() - begin);
+    rows.resize(n * row_bytes_);
+    STRATA_RETURN_IF_ERROR(export_rows(keys.data() + begin, n, rows.data()));
+    STRATA_RETURN_IF_ERROR(server_->Store(keys.data() + begin, n, rows.data()));
+  }
+  return Status::OK();
+}
+
+void ParamExchange::Recycle(PulledRows spent) {
+  for (std::string& part : spent.parts_) server_->KeepBuffer(std::move(part));
 }
 
 void DenseReducer::Plan(size_t workers) {

@@ -2,6 +2,8 @@
 #include "strata/ps/shard_server.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cstring>
 #include <iterator>
 #include <mutex>
 #include <vector>
@@ -95,9 +97,13 @@ void ShardServer::LoadPending(const uint64_t* keys, const uint8_t* counts, const
   admission_->Load(keys, counts, last, n);
 }
 
+Status ShardServer::FlushWriteBack() {
+  return WriteBackPending() ? Exclusive([] { return Status::OK(); }) : Status::OK();
+}
+
 Status ShardServer::PullReadOnly(const uint64_t* keys, size_t n, uint8_t* rows) {
   if (n == 0) return Status::OK();
-  if (WriteBackPending()) STRATA_RETURN_IF_ERROR(Exclusive([] { return Status::OK(); }));
+  STRATA_RETURN_IF_ERROR(FlushWriteBack());
   std::shared_lock lock(mu_);
   return ReadRows(keys, n, rows, admission_ == nullptr, nullptr, released_through_ + 1);
 }
@@ -163,9 +169,22 @@ Status ShardServer::Store(const uint64_t* keys, size_t n, const uint8_t* rows) {
     }
     return put ? Status::OK() : Exclusive([&] { return PutReturned(keys, n, rows); });
   }
+  std::string copy = TakeBuffer(n * row_bytes_);
+  std::memcpy(copy.data(), rows, n * row_bytes_);
+  return Store(std::vector<uint64_t>(keys, keys + n), std::move(copy));
+}
+
+Status ShardServer::Store(std::vector<uint64_t> keys, std::string rows) {
+  assert(rows.size() == keys.size() * row_bytes_);
+  if (mem_) {
+    const Status st = Store(keys.data(), keys.size(), reinterpret_cast<const uint8_t*>(rows.data()));
+    KeepBuffer(std::move(rows));
+    return st;
+  }
+  if (keys.empty()) return Status::OK();
   WriteBack wb;
-  wb.keys.assign(keys, keys + n);
-  wb.rows.assign(rows, rows + n * row_bytes_);
+  wb.keys = std::move(keys);
+  wb.rows = std::move(rows);
   std::lock_guard lock(write_back_mu_);
   write_back_.push_back(std::move(wb));
   return Status::OK();
@@ -202,8 +221,9 @@ Status ShardServer::ApplyWriteBack() {
       STRATA_RETURN_IF_ERROR(ReleaseNow(wb.released));
       continue;
     }
-    STRATA_RETURN_IF_ERROR(PutReturned(wb.keys.data(), wb.keys.size(), wb.rows.data()));
-    std::vector<uint8_t>().swap(wb.rows);  // freed as soon as stored
+    STRATA_RETURN_IF_ERROR(
+        PutReturned(wb.keys.data(), wb.keys.size(), reinterpret_cast<const uint8_t*>(wb.rows.data())));
+    KeepBuffer(std::move(wb.rows));  // for the pull that applies it, or the next push-back
   }
   return Status::OK();
 }

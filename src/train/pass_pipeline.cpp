@@ -111,7 +111,7 @@ PassData PassPipeline::Next() {
   }
   Read(world_, nullptr, &p);
   if (p.error.ok() && !p.last) Pull(world_, exchange_.get(), &p);
-  if (p.error.ok() && !p.last && hbm_) KeepSpareRows(StageIn(world_, &p));
+  if (p.error.ok() && !p.last && hbm_) exchange_->Recycle(StageIn(world_, &p));
   return p;
 }
 
@@ -155,7 +155,6 @@ void PassPipeline::Read(Comm* comm, ParamExchange* announce_via, PassData* out) 
 
 void PassPipeline::Pull(Comm* comm, ParamExchange* exchange, PassData* pass) {
   const Stopwatch watch;
-  if (hbm_) pass->rows = TakeSpareRows();  // the pull reuses their pages (ParamExchange::Pull)
   Status st = hbm_ ? exchange->Pull(pass->pass, std::move(pass->keys), std::move(pass->key_examples), &pass->rows,
                                   &pass->held, &pass->routing)
                   : exchange->PullReadOnly(&pass->keys, &pass->rows);
@@ -179,17 +178,6 @@ PulledRows PassPipeline::StageIn(Comm* comm, PassData* pass) {
   pass->error = comm->AgreeOn(st);
   pass->stage_s = watch.Seconds();
   return spent;
-}
-
-void PassPipeline::KeepSpareRows(PulledRows spent) {
-  PulledRows older;  // freed after the lock
-  const std::lock_guard lock(spare_mu_);
-  older = std::exchange(spare_rows_, std::move(spent));
-}
-
-PulledRows PassPipeline::TakeSpareRows() {
-  const std::lock_guard lock(spare_mu_);
-  return std::exchange(spare_rows_, PulledRows());
 }
 
 void PassPipeline::ReadLoop() {
@@ -243,7 +231,7 @@ void PassPipeline::StageLoop() {
     PulledRows spent;
     if (!end) spent = StageIn(stage_comm_.get(), &p);
     ready_q_->Push(std::move(p));
-    KeepSpareRows(std::move(spent));  // after the hand-over: it may free an older pass's rows (milliseconds)
+    exchange_->Recycle(std::move(spent));  // after the hand-over: it may free an older buffer (milliseconds)
     if (end) break;
   }
   room_q_->Close();

@@ -86,12 +86,9 @@ class PassPipeline {
   void Read(Comm* comm, ParamExchange* announce_via, PassData* out);
   void Pull(Comm* comm, ParamExchange* exchange, PassData* pass);
   // Stages the pass's rows into the standby tables and returns them, spent: the caller
-  // frees them once it has handed the pass on, so that training need not wait for it.
+  // recycles them (ParamExchange::Recycle) once it has handed the pass on, so that
+  // training need not wait for it.
   PulledRows StageIn(Comm* comm, PassData* pass);
-  // A staged pass's spent rows wait here for the next pull to reuse their pages (Stage-in
-  // keeps them, Pull takes them; either thread).
-  void KeepSpareRows(PulledRows spent);
-  PulledRows TakeSpareRows();
   bool AgreeStop(Comm* comm);
   void ReadLoop();
   void PullLoop();
@@ -115,8 +112,6 @@ class PassPipeline {
   std::unique_ptr<BoundedQueue<PassData>> read_q_, pull_q_, ready_q_;
   // The keys of each pass Pull starts, for Stage-in to make room for them meanwhile.
   std::unique_ptr<BoundedQueue<size_t>> room_q_;
-  std::mutex spare_mu_;
-  PulledRows spare_rows_;  // guarded by spare_mu_
   std::vector<std::thread> threads_;
 };
 

@@ -230,31 +230,34 @@ const uint8_t* FirstBuffer(const PulledRows& rows, const std::vector<uint64_t>& 
   return first;
 }
 
-TEST_CASE("pull: into a staged pass's spent rows, the same rows and flags, in that pass's buffer when it is large enough") {
+// A pass's buffers go round: its reply, recycled once staged, holds the rows the pass
+// returns until the next pull applies them, and then that pull's reply.
+TEST_CASE("pull: the reply reuses the buffer of the rank's pool that held the last pass's reply and write-back") {
   const TrainOptions o = SmallOptions();
   const std::vector<uint64_t> first = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, second = {4, 5, 6, 11, 12},
                               third = {1, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
   Rank fresh(o), reusing(o);
   const size_t rb = fresh.server->row_bytes();
-  PulledRows spent;
-  const uint8_t* spent_buffer = nullptr;
+  const uint8_t* last_buffer = nullptr;
   int pass = 0;
   for (const std::vector<uint64_t>* keys : {&first, &second, &third}) {
     CAPTURE(pass);
     PassData a, b;
     REQUIRE(fresh.exchange->Pull(pass, *keys, {}, &a.rows, &a.held, &a.routing).ok());
-    b.rows = std::move(spent);
     REQUIRE(reusing.exchange->Pull(pass, *keys, {}, &b.rows, &b.held, &b.routing).ok());
     CHECK(b.routing.keys() == a.routing.keys());
     CHECK(b.held == a.held);
     CHECK(test::FlatRows(b.rows, b.routing.keys(), rb) == test::FlatRows(a.rows, a.routing.keys(), rb));
     // The second pass is smaller than the first and fits its buffer; the third is larger.
-    if (pass == 1) CHECK(FirstBuffer(b.rows, b.routing.keys()) == spent_buffer);
-    spent_buffer = FirstBuffer(b.rows, b.routing.keys());
-    spent = std::move(b.rows);
-    const std::vector<uint8_t> rows = test::FlatRows(spent, b.routing.keys(), rb);  // both ranks' rows
+    if (pass == 1) CHECK(FirstBuffer(b.rows, b.routing.keys()) == last_buffer);
+    last_buffer = FirstBuffer(b.rows, b.routing.keys());
+    const std::vector<uint8_t> rows = test::FlatRows(b.rows, b.routing.keys(), rb);  // both ranks' rows
+    reusing.exchange->Recycle(std::move(b.rows));
+    CHECK(reusing.server->FlushWriteBack().ok());
+    CHECK(reusing.server->buffers_kept() == 1);  // the reply, which the push-back takes
     REQUIRE(fresh.exchange->PushBack(a.routing, test::ExportFrom(a.routing.keys(), rows, rb)).ok());
     REQUIRE(reusing.exchange->PushBack(b.routing, test::ExportFrom(b.routing.keys(), rows, rb)).ok());
+    CHECK(reusing.server->buffers_kept() == 0);
     ++pass;
   }
 }

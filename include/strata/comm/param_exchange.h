@@ -119,15 +119,19 @@ class ParamExchange {
   // routing); examples (n, or empty without admission): how many of this rank's examples of
   // the pass hold each key. On return rows holds their rows and held (n) the owners' flags
   // (1: an earlier pass in flight holds the row), both in the order of routing->keys(). A
-  // key admission leaves pending has a zero row, no returner and no gradient sums. rows may
-  // come in holding a staged pass's spent rows: the reply this rank serves itself reuses
-  // their largest buffer, whose pages are the process's already (a fresh reply faults every
+  // key admission leaves pending has a zero row, no returner and no gradient sums. The
+  // reply this rank serves itself is a buffer of the server's pool (ShardServer::TakeBuffer),
+  // whose pages are the process's already after the first pass (a fresh reply faults every
   // page in: 20 ms for a pass's 53 MB on one rank).
   Status Pull(int pass, std::vector<uint64_t> keys, std::vector<uint32_t> examples, PulledRows* rows,
               std::vector<uint8_t>* held, PassRouting* routing);
 
   // keys: distinct; grouped by owner in place. rows out, in that order; owners record nothing.
   Status PullReadOnly(std::vector<uint64_t>* keys, PulledRows* rows);
+
+  // A staged pass's spent rows: their buffers go back to the server's pool, for the next
+  // pull's reply and the next push-back's rows.
+  void Recycle(PulledRows spent);
 
   // workers: this rank's workers in order (rank r holds global workers r*G .. r*G+G-1).
   // Out: the job-wide summed gradients of the keys this rank subscribed to and that some
@@ -155,16 +159,15 @@ class ParamExchange {
   static void Subscribe(const std::vector<std::vector<uint64_t>>& asked, const std::vector<uint32_t>& slot_of,
                         const std::vector<uint32_t>& subscribers, PassRouting* routing);
   int ReturnerOf(const PassRouting& routing, uint32_t slot) const;
-  // PushBack's part for this rank's own server: exported and stored a chunk at a time.
+  // PushBack's part for this rank's own server: exported into the server's write-back
+  // buffer, or, with a MEM-PS, exported and put a chunk at a time (StoreOwnChunks).
   Status StoreOwnRows(const PassRouting& routing, const RowExport& export_rows);
+  Status StoreOwnChunks(const std::vector<uint64_t>& keys, const RowExport& export_rows);
   // The replies of a pull, kept as rows: header_bytes per key precede each part's rows.
   static void KeepReplies(std::vector<std::string>&& recv, const std::vector<size_t>& begin, size_t header_bytes,
                           PulledRows* rows);
-  // A buffer for this rank's reply to itself, of `bytes`, from spent's buffers (spent cleared).
-  static std::string ReplyBuffer(PulledRows* spent, size_t bytes);
-  // own: the buffer for the reply to this rank itself (ReplyBuffer).
   Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
-                   const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing, std::string own,
+                   const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                    std::vector<std::string>* reply);
   // Distinct keys owned by other ranks among the workers' gradients of one step.
   size_t DistinctRemote(const std::vector<SparseGradView>& workers);

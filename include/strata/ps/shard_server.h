@@ -57,8 +57,10 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <string>
 #include <vector>
 
+#include "strata/common/buffer_pool.h"
 #include "strata/common/key_index.h"
 #include "strata/common/spare_threads.h"
 #include "strata/common/status.h"
@@ -158,6 +160,18 @@ class ShardServer {
   // Pass-end write-back of returned rows: keys (n), rows (n, row_bytes); buffered without
   // a MEM-PS, put at once with one (see above).
   Status Store(const uint64_t* keys, size_t n, const uint8_t* rows);
+  // The same for rows the caller hands over (keys.size() rows, a buffer from
+  // TakeBuffer): buffered as they are, with no copy, and given back to the pool once put.
+  Status Store(std::vector<uint64_t> keys, std::string rows);
+
+  // The rank's pool of pass-sized buffers (a pull's replies, the rows a pass returns): a
+  // buffer for `bytes` (BufferPool::Take), and one given back once spent.
+  std::string TakeBuffer(size_t bytes) { return buffers_.Take(bytes); }
+  void KeepBuffer(std::string buffer) { buffers_.Give(std::move(buffer)); }
+  size_t buffers_kept() const { return buffers_.kept(); }
+  // Applies the write-back buffer now, if any (the lock held alone), so that its buffers
+  // are back in the pool: a pull calls it before it takes its reply's buffer.
+  Status FlushWriteBack();
 
   // Every row of `pass` was stored: the pass leaves the in-flight set (once the buffer is
   // applied, when buffered), and the MEM-PS unpins it and moves on to the next pass.
@@ -181,7 +195,7 @@ class ShardServer {
   // or a Release (pass >= 0), in the order they were made.
   struct WriteBack {
     std::vector<uint64_t> keys;
-    std::vector<uint8_t> rows;
+    std::string rows;  // keys.size() rows
     int released = -1;
   };
 
@@ -238,6 +252,7 @@ class ShardServer {
   std::map<int, std::shared_ptr<const Held>> in_flight_;  // protected by in_flight_mu_
   const std::unique_ptr<Admission> admission_;  // null without admission
   SpareThreads threads_;
+  BufferPool buffers_;
   std::atomic<int> released_through_{-1};  // the last pass released
   std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
   bool log_erased_ = false;            // protected by mu_
