@@ -5,7 +5,11 @@ namespace strata {
 
 void PassRefresh::Remember(const std::vector<uint64_t>& keys) {
   previous_.Reset(keys.size());
-  for (uint64_t k : keys) previous_.Insert(k);
+  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its insert
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i + kAhead < keys.size()) previous_.Prefetch(keys[i + kAhead]);
+    previous_.Insert(keys[i]);
+  }
   remembered_ = true;
 }
 
