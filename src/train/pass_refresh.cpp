@@ -1,26 +1,29 @@
 // PassRefresh: replaces rows that an earlier pass held at pull time.
 #include "train/pass_refresh.h"
 
+#include "strata/common/partition.h"
+
 namespace strata {
 
 void PassRefresh::Remember(const std::vector<uint64_t>& keys) {
-  previous_.Reset(keys.size());
-  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its insert
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i + kAhead < keys.size()) previous_.Prefetch(keys[i + kAhead]);
-    previous_.Insert(keys[i]);
-  }
-  remembered_ = true;
+  previous_ = keys;
 }
 
 Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, Comm* comm) {
   const std::vector<uint64_t>& keys = pass->routing.keys();
+  // Routing order: by owner rank, then by key. A held key the previous pass trained is
+  // found by walking its keys alongside, once.
+  const int ranks = comm->size();
+  const auto before = [ranks](uint64_t a, uint64_t b) {
+    const int owner_a = OwnerRank(a, ranks), owner_b = OwnerRank(b, ranks);
+    return owner_a != owner_b ? owner_a < owner_b : a < b;
+  };
   std::vector<uint64_t> mine, again;
-  constexpr size_t kAhead = 16;  // keys between a key's prefetch and its lookup
+  size_t at = 0;  // the first of the previous pass's keys not before keys[i]
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (remembered_ && i + kAhead < keys.size() && pass->held[i + kAhead]) previous_.Prefetch(keys[i + kAhead]);
     if (!pass->held[i]) continue;
-    const bool have = remembered_ && previous_.Find(keys[i]) != KeyIndex::kNone;
+    while (at < previous_.size() && before(previous_[at], keys[i])) ++at;
+    const bool have = at < previous_.size() && previous_[at] == keys[i];
     (have ? mine : again).push_back(keys[i]);
   }
   std::vector<uint8_t>().swap(pass->held);

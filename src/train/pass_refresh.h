@@ -4,7 +4,11 @@
 // each flagged row is replaced in the HBM-PS standby tables (where p+1 is staged): by this
 // rank's own final row of pass p when it trained that key (the active tables still hold
 // pass p, and every rank's replica of a row is bitwise the same), else by pulling the row
-// again from its owner, which stores the final value now.
+// again from its owner, which stores the final value now. Both passes' keys are in routing
+// order (by owner rank, then ascending: a pass's sorted distinct keys grouped stably,
+// ParamExchange::Pull), so the held keys of this rank's previous pass are found by one walk
+// of the two lists side by side; a list out of that order only pulls rows it could have
+// copied.
 //
 // Not thread-safe: the Train stage's thread, between Next and SwapIn of the pipeline.
 #pragma once
@@ -13,7 +17,6 @@
 #include <vector>
 
 #include "strata/comm/param_exchange.h"
-#include "strata/common/key_index.h"
 #include "strata/hbm/hbm_ps.h"
 #include "train/pass_data.h"
 
@@ -21,11 +24,12 @@ namespace strata {
 
 class PassRefresh {
  public:
-  // The pass just pushed home trained keys; the active tables hold their final rows.
+  // The pass just pushed home trained keys (in routing order: PassRouting::keys()); the
+  // active tables hold their final rows.
   void Remember(const std::vector<uint64_t>& keys);
 
   // The active tables no longer hold the remembered pass (evaluation loaded its rows).
-  void Forget() { remembered_ = false; }
+  void Forget() { previous_.clear(); }
 
   // Replaces the held rows of `pass` (staged, not yet active) in hbm's standby tables. A
   // collective on exchange's Comm (the pull of rows this rank does not hold); the local
@@ -37,8 +41,7 @@ class PassRefresh {
   size_t pulled() const { return pulled_; }
 
  private:
-  KeyIndex previous_;
-  bool remembered_ = false;
+  std::vector<uint64_t> previous_;  // the remembered pass's keys, in routing order
   size_t copied_ = 0, pulled_ = 0;
 };
 

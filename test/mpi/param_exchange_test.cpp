@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "../common/all_true.h"
 #include "../common/counting_store.h"
 #include "../common/pulled_rows.h"
 #include "strata/comm/byte_all_to_all.h"
@@ -36,13 +37,6 @@ std::vector<uint64_t> WorkerKeys(int w) {
 }
 
 float GradOf(int w, uint64_t key, int d) { return static_cast<float>((key % 13) + w + 0.25 * d); }
-
-// A rank agrees with every other on whether the local check held.
-bool AllTrue(Comm* comm, bool ok) {
-  int64_t bad[1] = {ok ? 0 : 1};
-  REQUIRE(comm->AllreduceSum(bad, 1).ok());
-  return bad[0] == 0;
-}
 
 // The distinct keys of this rank's G workers.
 std::vector<uint64_t> RankKeys(int rank, int G) {
@@ -166,14 +160,14 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   std::vector<uint8_t> held;
   REQUIRE(ex.Pull(0, mine, {}, &pulled, &held, &routing).ok());
   const std::vector<uint8_t> rows = test::FlatRows(pulled, routing.keys(), rb);
-  CHECK(AllTrue(&comm, PulledAsOwned(comm, mine, routing, held, rows, rb)));
+  CHECK(test::AllTrue(&comm, PulledAsOwned(comm, mine, routing, held, rows, rb)));
 
   const StepGradients step(comm.rank(), G);
   std::vector<uint64_t> keys;
   std::vector<float> grads;
   std::vector<uint32_t> counts;
   REQUIRE(ex.ReduceGradients(routing, step.views(), &keys, &grads, &counts).ok());
-  CHECK(AllTrue(&comm, SumsInClosedForm(mine, W, keys, grads, counts)));
+  CHECK(test::AllTrue(&comm, SumsInClosedForm(mine, W, keys, grads, counts)));
 
   // Push-back: every pulled key comes home exactly once.
   REQUIRE(ex.PushBack(routing, test::ExportFrom(routing.keys(), rows, rb)).ok());
@@ -185,7 +179,7 @@ TEST_CASE("mpi: pull serves owner rows, reduce sums every worker once, push retu
   REQUIRE(comm.AllreduceSum(total, 1).ok());
   std::set<uint64_t> all;
   for (int w = 0; w < W; ++w) for (uint64_t k : WorkerKeys(w)) all.insert(k);
-  CHECK(AllTrue(&comm, ok));
+  CHECK(test::AllTrue(&comm, ok));
   CHECK(total[0] == static_cast<int64_t>(all.size()));
 
   // The lower bound, never above what was sent.
@@ -219,22 +213,22 @@ TEST_CASE("mpi: a pull flags rows an earlier pass holds until that pass is home"
     const bool in_first = std::binary_search(shared.begin(), shared.end(), keys[i]);
     ok &= held[i] == (in_first ? 1 : 0);
   }
-  CHECK(AllTrue(&comm, ok));
+  CHECK(test::AllTrue(&comm, ok));
   // A read-only pull flags nothing and routes nothing. Pass 2 still sees the rows pass 1
   // holds; once passes 0 and 1 are home, pass 3 sees none, and the rows they pushed.
   std::vector<uint64_t> read_keys = mine;
   REQUIRE(ex.PullReadOnly(&read_keys, &pulled).ok());
-  CHECK(AllTrue(&comm, read_keys == keys && test::FlatRows(pulled, read_keys, rb) == rows1));
+  CHECK(test::AllTrue(&comm, read_keys == keys && test::FlatRows(pulled, read_keys, rb) == rows1));
   REQUIRE(ex.PushBack(first, test::ExportFrom(first.keys(), rows0, rb)).ok());
   REQUIRE(ex.Pull(2, mine, {}, &pulled, &held, &third).ok());
-  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == static_cast<long>(mine.size())));
+  CHECK(test::AllTrue(&comm, std::count(held.begin(), held.end(), 1) == static_cast<long>(mine.size())));
   // Pass 1 trains its rows; pass 2, refreshed, ends with the same rows; both go home.
   for (size_t i = 0; i < keys.size(); ++i) RowLayout::Embedding(&rows1[i * rb])[2] += 1.0f;
   REQUIRE(ex.PushBack(second, test::ExportFrom(keys, rows1, rb)).ok());
   REQUIRE(ex.PushBack(third, test::ExportFrom(keys, rows1, rb)).ok());
   PassRouting fourth;
   REQUIRE(ex.Pull(3, mine, {}, &pulled, &held, &fourth).ok());
-  CHECK(AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 &&
+  CHECK(test::AllTrue(&comm, std::count(held.begin(), held.end(), 1) == 0 &&
                            fourth.keys() == keys && test::FlatRows(pulled, keys, rb) == rows1));
 }
 
@@ -252,7 +246,7 @@ TEST_CASE("mpi: announce reaches each owner's server, and an owner's error comes
   REQUIRE(ex.Pull(0, mine, {}, &pulled, &held, &routing).ok());
   std::vector<uint64_t> read_keys = mine;
   REQUIRE(ex.PullReadOnly(&read_keys, &again).ok());
-  CHECK(AllTrue(&comm, read_keys == routing.keys() &&
+  CHECK(test::AllTrue(&comm, read_keys == routing.keys() &&
                            test::FlatRows(pulled, read_keys, rb) == test::FlatRows(again, read_keys, rb)));
 }
 
@@ -279,7 +273,7 @@ TEST_CASE("mpi: dense reduce is the worker-ordered sum, identical on every rank"
     }
     ok &= sum[i] == want;  // bitwise: the order is fixed
   }
-  CHECK(AllTrue(&comm, ok));
+  CHECK(test::AllTrue(&comm, ok));
   // A ring all-reduce's share: 2 (R - 1) / R of the vector.
   CHECK(reducer.lower_bound_bytes() == 2 * (comm.size() - 1) * n * sizeof(float) / comm.size());
 }
@@ -321,7 +315,7 @@ TEST_CASE("mpi: a step's records go over the step transport set, with the same s
   CHECK(transport.calls == 2);
   CHECK(comm.bytes_sent() == mpi_before);  // none of the step's records went over comm
   CHECK((comm.size() == 1 || transport.bytes_sent() > 0));
-  CHECK(AllTrue(&comm, keys[1] == keys[0] && grads[1] == grads[0] && counts[1] == counts[0]));
+  CHECK(test::AllTrue(&comm, keys[1] == keys[0] && grads[1] == grads[0] && counts[1] == counts[0]));
 }
 
 TEST_CASE("mpi: AgreeOn carries the lowest failing rank's error to every rank") {
@@ -364,7 +358,7 @@ TEST_CASE("mpi: GradRecords through AllToAllBytes arrive in order, small and lar
         ok &= g[0] == float(from) && g[1] == float(comm.rank()) && g[2] == float(i);
       }
     }
-    CHECK(AllTrue(&comm, ok));
+    CHECK(test::AllTrue(&comm, ok));
   }
 }
 
