@@ -19,7 +19,7 @@ ShardServer::ShardServer(const ModelSpec& model, std::unique_ptr<RowStore> store
       ssd_(ssd), admission_(model.admit_min_count > 0
                      ? std::make_unique<Admission>(model.admit_min_count, model.evict_unseen_passes)
                      : nullptr),
-      threads_(threads) {}
+      threads_(threads), buffers_(mem ? 1 : 2) {}
 
 Status ShardServer::Announce(int pass, const uint64_t* keys, size_t n) {
   if (!mem_) return Status::OK();

@@ -252,6 +252,8 @@ class ShardServer {
   std::map<int, std::shared_ptr<const Held>> in_flight_;  // protected by in_flight_mu_
   const std::unique_ptr<Admission> admission_;  // null without admission
   SpareThreads threads_;
+  // Two buffers go round without a MEM-PS (a pull's reply, the write-back); with one, only
+  // the reply does.
   BufferPool buffers_;
   std::atomic<int> released_through_{-1};  // the last pass released
   std::map<int, int64_t> evicted_;     // protected by mu_: rows erased at each released pass
