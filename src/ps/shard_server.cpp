@@ -181,7 +181,10 @@ Status ShardServer::Store(std::vector<uint64_t> keys, std::string rows) {
     KeepBuffer(std::move(rows));
     return st;
   }
-  if (keys.empty()) return Status::OK();
+  if (keys.empty()) {
+    KeepBuffer(std::move(rows));
+    return Status::OK();
+  }
   WriteBack wb;
   wb.keys = std::move(keys);
   wb.rows = std::move(rows);

@@ -10,8 +10,10 @@
 // holds, so the requester takes that pass's final row instead of the stale stored one.
 //
 // Write-back where the slack is. With every row in DRAM, Store and Release only buffer what
-// they are given (a copy of the rows: the one extra copy of a pass's returned rows this
-// rank keeps), and the buffer is applied by the next call that reads or changes the store:
+// they are given (the one extra copy of a pass's returned rows this rank keeps: a buffer of
+// the rank's pool, which the push-back exports its own rows straight into, and into which a
+// part from another rank is copied), and the buffer is applied (its buffers given back to
+// the pool) by the next call that reads or changes the store:
 // the next pull, which the Pull stage makes while the next pass trains, so the store's
 // inserts never hold up the training thread; or a read-only pull, Load, WithStore or
 // NumKeys. The released passes leave the in-flight set when it is applied. With a MEM-PS,
