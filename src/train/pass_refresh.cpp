@@ -12,7 +12,7 @@ void PassRefresh::Remember(const std::vector<uint64_t>& keys) {
 Status PassRefresh::Apply(PassData* pass, HbmPs* hbm, ParamExchange* exchange, Comm* comm) {
   const std::vector<uint64_t>& keys = pass->routing.keys();
   // Routing order: by owner rank, then by key. A held key the previous pass trained is
-  // found by walking its keys alongside, once.
+  // found by walking the previous pass's keys alongside this one's, once.
   const int ranks = comm->size();
   const auto before = [ranks](uint64_t a, uint64_t b) {
     const int owner_a = OwnerRank(a, ranks), owner_b = OwnerRank(b, ranks);
