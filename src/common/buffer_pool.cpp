@@ -21,7 +21,7 @@ std::string BufferPool::Take(size_t bytes) {
       kept_.erase(chosen);
     }
   }
-  buf.clear();  // a regrowth below copies nothing
+  buf.clear();  // so that a buffer too small is freed below, its bytes not copied
   if (buf.capacity() < bytes) buf.reserve(bytes + bytes / 8);
   buf.resize_and_overwrite(bytes, [](char*, size_t n) { return n; });
   return buf;

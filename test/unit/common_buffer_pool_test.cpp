@@ -1,5 +1,5 @@
 // BufferPool (strata/common/buffer_pool.h): Take hands out a kept buffer (the smallest with
-// room, else the largest regrown) sized as asked, Give keeps at most the pool's count,
+// room, else a new one in place of the largest) sized as asked, Give keeps at most the pool's count,
 // dropping the smallest, and an empty buffer is not kept.
 #include <doctest/doctest.h>
 
@@ -35,7 +35,7 @@ TEST_CASE("buffer pool: the smallest kept buffer with room, sized as asked") {
   CHECK(pool.kept() == 0);
 }
 
-TEST_CASE("buffer pool: with none large enough, the largest is regrown with an eighth to spare") {
+TEST_CASE("buffer pool: with none large enough, a new one with an eighth to spare replaces the largest") {
   BufferPool pool;
   pool.Give(Buffer(1000).first);
   pool.Give(Buffer(2000).first);
@@ -43,7 +43,7 @@ TEST_CASE("buffer pool: with none large enough, the largest is regrown with an e
   CHECK(got.size() == 8000);
   CHECK(got.capacity() >= 9000);
   CHECK(pool.kept() == 1);
-  CHECK(pool.Take(1500).capacity() < 8000);  // the 1000-byte one, regrown
+  CHECK(pool.Take(1500).capacity() < 8000);  // made in place of the 1000-byte one
   CHECK(pool.kept() == 0);
   CHECK(pool.Take(10).size() == 10);  // an empty pool makes a new buffer
 }

@@ -18,8 +18,9 @@ class BufferPool {
   explicit BufferPool(size_t keep = 2) : keep_(keep) {}
 
   // A buffer of `bytes` bytes whose contents are unspecified (the caller writes every one):
-  // the smallest kept buffer with room for them, else the largest kept one regrown (with an
-  // eighth more room, so that the next pass's, a little larger, fits), else a new one.
+  // the smallest kept buffer with room for them; else a new one, with an eighth more room
+  // (so that the next pass's, a little larger, fits), made in place of the largest kept
+  // one, which is freed (the pool keeps no buffer its passes have outgrown).
   std::string Take(size_t bytes);
 
   // Keeps buf (its contents dropped) for a later Take; one that holds no allocation is
