@@ -1,6 +1,6 @@
 // BufferPool (strata/common/buffer_pool.h): Take hands out a kept buffer (the smallest with
-// room, else a new one in place of the largest) sized as asked, Give keeps at most the pool's count,
-// dropping the smallest, and an empty buffer is not kept.
+// room, else a new one in place of the largest) sized as asked, Give keeps at most the
+// pool's count, dropping the smallest, and an empty buffer is not kept.
 #include <doctest/doctest.h>
 
 #include <string>
