@@ -351,20 +351,20 @@ class HostHbmPs final : public HbmPs {
     ScaleMeanSlots(batch, mean_, spec_.row_dim(), in, w->input.data());
   }
 
-  // Sum pooling of the batch w has indexed into input (B, input width) of floats or of bf16
-  // roundings, then the dense features. An example is pooled in fp32 (PoolExample) into its
+  // Sum pooling of the batch w has indexed into input (B, input width) of floats, or of bf16
+  // roundings in rows of Mlp::bf16_input_stride (InputStride), then the dense features. An example is pooled in fp32 (PoolExample) into its
   // row of a float input, or into a buffer the L1 cache holds and then rounded into its row
   // of a bf16 one. Examples are independent, so a lone worker splits them over the rank's
   // threads.
   template <typename T>
   void PoolInto(const Batch& batch, Worker* w, T* input) {
-    const int in = model_.input_width(), B = batch.num_examples;
+    const int in = model_.input_width(), stride = InputStride<T>(), B = batch.num_examples;
     const int parts = std::min(StepThreads(), B);
     if constexpr (!std::is_same_v<T, float>) w->example.resize(static_cast<size_t>(parts) * in);
     const auto pool_part = [&](int part) {
       for (int i = B * part / parts, end = B * (part + 1) / parts; i < end; ++i) {
         if (i + 1 < end) PrefetchEmbeddings(batch, *w, i + 1);
-        T* x = input + static_cast<size_t>(i) * in;
+        T* x = input + static_cast<size_t>(i) * stride;
         if constexpr (std::is_same_v<T, float>) {
           PoolExample(batch, *w, i, x);
         } else {
@@ -445,10 +445,10 @@ class HostHbmPs final : public HbmPs {
   }
 
   // Sum pooling's backward: each occurrence's key receives its slot's input gradient
-  // (already scaled for mean slots), of floats or of bf16 roundings.
+  // (already scaled for mean slots), of floats or of bf16 roundings (rows as PoolInto's).
   template <typename D>
   void Scatter(const Batch& batch, const Worker& w, const D* dinput, WorkerGrads* out) const {
-    const int dim = spec_.row_dim(), S = batch.num_slots, in = model_.input_width();
+    const int dim = spec_.row_dim(), S = batch.num_slots, stride = InputStride<D>();
     out->keys = w.index.keys();
     out->counts = w.index.counts();
     out->grads.assign(out->keys.size() * dim, 0.0f);
@@ -456,10 +456,16 @@ class HostHbmPs final : public HbmPs {
     const auto scatter_example = ScatterKernel(dinput);
     for (int i = 0; i < batch.num_examples; ++i) {
       scatter_example(out->grads.data(), ids.data(), &batch.offsets[static_cast<size_t>(i) * S], S,
-                      &dinput[static_cast<size_t>(i) * in], static_cast<size_t>(dim));
+                      &dinput[static_cast<size_t>(i) * stride], static_cast<size_t>(dim));
     }
   }
   static auto ScatterKernel(const float*) { return Kernels().scatter_example; }
+  // The row stride of the model's input and its gradient: of floats, or of bf16 roundings.
+  template <typename T>
+  int InputStride() const {
+    if constexpr (std::is_same_v<T, float>) return model_.input_width();
+    return model_.mlp().bf16_input_stride();
+  }
   static auto ScatterKernel(const uint16_t*) { return Kernels().scatter_example_bf16; }
 
   ModelSpec spec_;

@@ -44,10 +44,22 @@ void ReluMaskAndBiasGrad(const T* a, T* d, int B, int n, float* db, int threads)
   });
 }
 
-// to (n) = the values of the bf16 roundings `from`, split over `threads`.
-void Widen(const uint16_t* __restrict from, size_t n, float* __restrict to, int threads) {
-  InParts(threads, n, 1 << 12, [&](size_t begin, size_t end) {
-    for (size_t k = begin; k < end; ++k) to[k] = Bf16ToFloat(from[k]);
+// to (B, n) = the values of the bf16 roundings `from` (B, stride), the rows split over
+// `threads`.
+void WidenRows(const uint16_t* __restrict from, int B, int n, int stride, float* __restrict to, int threads) {
+  InParts(threads, static_cast<size_t>(B), 64, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      for (int k = 0; k < n; ++k) to[i * n + k] = Bf16ToFloat(from[i * stride + k]);
+    }
+  });
+}
+
+// to (B, stride) = the bf16 roundings of x (B, n) in its first n columns (the others left
+// as they are), the rows split over `threads`.
+void RoundRows(const float* x, int B, int n, int stride, uint16_t* to, int threads) {
+  const auto to_bf16 = Kernels().to_bf16;
+  InParts(threads, static_cast<size_t>(B), 64, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) to_bf16(to + i * stride, x + i * n, static_cast<size_t>(n));
   });
 }
 
@@ -154,11 +166,14 @@ Mlp::Workspace Mlp::MakeWorkspace(int max_batch, int threads, DensePrecision pre
   if (relu_layers() == 0) return ws;
   Grown(&ws.act[relu_layers() - 1], B * fan_out(relu_layers() - 1));
   for (int l = 0; l < relu_layers(); ++l) {
-    Grown(&ws.input16[l], B * fan_in(l));
-    Grown(&ws.weights16[l], static_cast<size_t>(fan_in(l)) * fan_out(l));
+    Grown(&ws.input16[l], B * bf16_fan_in(l));
+    Grown(&ws.weights16[l], static_cast<size_t>(bf16_fan_in(l)) * fan_out(l));
+  }
+  if (bf16_input_stride() != input_width()) {
+    Grown(&ws.first_weight_grad, static_cast<size_t>(bf16_input_stride()) * fan_out(0));
   }
   // The gradient ping-pong: a hidden layer's output gradient, or its input's.
-  const size_t gradient = B * std::max(widest, input_width());
+  const size_t gradient = B * std::max(widest, bf16_input_stride());
   Grown(&ws.grad16, gradient);
   Grown(&ws.grad16_pong, gradient);
   return ws;
@@ -171,7 +186,13 @@ void Mlp::Forward(const float* params, const float* input, int B, Workspace* ws,
 
 uint16_t* Mlp::RoundedInput(Workspace* ws, int B) const {
   assert(B >= 1 && B <= ws->max_batch);
-  return Grown(&ws->input16[0], static_cast<size_t>(B) * input_width());
+  return Grown(&ws->input16[0], static_cast<size_t>(B) * bf16_input_stride());
+}
+
+const uint16_t* Mlp::RoundedInputOf(const float* input, int B, Workspace* ws) const {
+  uint16_t* x16 = RoundedInput(ws, B);
+  RoundRows(input, B, input_width(), bf16_input_stride(), x16, ws->gemm.threads);
+  return x16;
 }
 
 void Mlp::ForwardRounded(const float* params, int B, Workspace* ws, float* out) const {
@@ -185,14 +206,15 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
   const bool bf16 = precision == DensePrecision::kBf16;
   const float* a = input;
   for (int l = 0; l < relu_layers(); ++l) {
-    const int in = fan_in(l), width = fan_out(l);
+    const int in = bf16 ? bf16_fan_in(l) : fan_in(l), width = fan_out(l);
     // kBf16: a hidden layer's input after the first is the rounding its product wrote, and
-    // the first layer's one the caller wrote when rounded_input.
+    // the first layer's one the caller wrote when rounded_input; else it is rounded here.
     const bool written = bf16 && (l > 0 || rounded_input);
-    const GemmOperand x = written ? GemmOperand(nullptr, ws->input16[l].data())
-                                  : Rounded(precision, a, static_cast<size_t>(B) * in, &ws->input16[l],
-                                            ws->gemm.threads);
-    const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(in) * width,
+    const GemmOperand x = !bf16 ? GemmOperand(a)
+                                : GemmOperand(nullptr, written ? ws->input16[l].data() : RoundedInputOf(a, B, ws));
+    // kBf16's first weights past the input's width are rows of zeros (grown, never written).
+    if (bf16) Grown(&ws->weights16[l], static_cast<size_t>(in) * width);
+    const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(fan_in(l)) * width,
                                   &ws->weights16[l], ws->gemm.threads);
     if (bf16 && l + 1 < relu_layers()) {  // read by the next layer's products alone
       uint16_t* next = Grown(&ws->input16[l + 1], static_cast<size_t>(B) * width);
@@ -228,7 +250,7 @@ void Mlp::Backward(const float* params, const float* input, int B, const float* 
   }
   if (!TopBackwardBf16(params, input, B, dout, ws, dparams, dinput)) return;
   const uint16_t* d16 = BackwardReluLayersBf16(B, ws, dparams, dinput != nullptr);
-  if (d16 != nullptr) Widen(d16, static_cast<size_t>(B) * input_width(), dinput, ws->gemm.threads);
+  if (d16 != nullptr) WidenRows(d16, B, input_width(), bf16_input_stride(), dinput, ws->gemm.threads);
 }
 
 const uint16_t* Mlp::BackwardRounded(const float* params, int B, const float* dout, Workspace* ws,
@@ -310,9 +332,13 @@ const uint16_t* Mlp::BackwardReluLayersBf16(int B, Workspace* ws, float* dparams
   HugeVector<uint16_t>* g = &ws->grad16;
   HugeVector<uint16_t>* below = &ws->grad16_pong;
   for (int l = top; l >= 0; --l) {
-    const int in = fan_in(l), width = fan_out(l);
+    const int in = bf16_fan_in(l), width = fan_out(l);
     const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());
-    Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dparams + weight_offset(l));
+    // The weight gradient over the layer's padded rows, which are dropped.
+    const bool padded = in != fan_in(l);
+    float* dw = padded ? Grown(&ws->first_weight_grad, static_cast<size_t>(in) * width) : dparams + weight_offset(l);
+    Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dw);
+    if (padded) std::memcpy(dparams + weight_offset(l), dw, static_cast<size_t>(fan_in(l)) * width * sizeof(float));
     if (l == 0 && !input_grad) return nullptr;
     uint16_t* din = Grown(below, static_cast<size_t>(B) * in);
     GemmToBf16(&ws->gemm, false, true, B, in, width, dout, w, din);

@@ -250,15 +250,22 @@ TEST_CASE("onednn gemm: the Mlp's rounded-input steps are its bf16 steps, bitwis
     mlp.Backward(params.data(), x.data(), B, c.data(), &ws, dparams.data(), dinput.data(), DensePrecision::kBf16);
 
     auto rounded_ws = mlp.MakeWorkspace(B, 2);
+    // Rows of 32 columns (29 rounded up to 16s), the last 3 left as RoundedInput made them.
+    const int in = mlp.input_width(), stride = mlp.bf16_input_stride();
+    REQUIRE(stride == 32);
     uint16_t* x16 = mlp.RoundedInput(&rounded_ws, B);
-    for (size_t k = 0; k < x.size(); ++k) x16[k] = FloatToBf16(x[k]);
+    for (int i = 0; i < B; ++i) {
+      for (int k = 0; k < in; ++k) x16[i * stride + k] = FloatToBf16(x[i * in + k]);
+    }
     std::vector<float> rounded_logits(B), rounded_dparams(params.size(), 5.0f);
     mlp.ForwardRounded(params.data(), B, &rounded_ws, rounded_logits.data());
     const uint16_t* d16 = mlp.BackwardRounded(params.data(), B, c.data(), &rounded_ws, rounded_dparams.data());
     CHECK(rounded_logits == logits);
     CHECK(rounded_dparams == dparams);
     std::vector<float> widened(x.size());
-    for (size_t k = 0; k < x.size(); ++k) widened[k] = Bf16ToFloat(d16[k]);
+    for (int i = 0; i < B; ++i) {
+      for (int k = 0; k < in; ++k) widened[i * in + k] = Bf16ToFloat(d16[i * stride + k]);
+    }
     CHECK(widened == dinput);
   }
 }
