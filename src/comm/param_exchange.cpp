@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "strata/comm/wire.h"
+#include "strata/common/buffer_pool.h"
 #include "strata/common/partition.h"
 
 namespace strata {
@@ -17,12 +18,6 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
   std::vector<uint64_t> keys(bytes.size() / sizeof(uint64_t));
   std::memcpy(keys.data(), bytes.data(), keys.size() * sizeof(uint64_t));
   return keys;
-}
-
-// *s resized to n bytes that the caller then writes every one of, without filling them
-// first: a pass's rows are tens of megabytes, and a fill costs about what writing them does.
-void ResizeToOverwrite(std::string* s, size_t n) {
-  s->resize_and_overwrite(n, [](char*, size_t size) { return size; });
 }
 
 // The keys the ranks asked an owner for, indexed: *slot_of gets each asked key's slot (in

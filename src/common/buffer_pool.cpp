@@ -23,7 +23,7 @@ std::string BufferPool::Take(size_t bytes) {
   }
   buf.clear();  // so that a buffer too small is freed below, its bytes not copied
   if (buf.capacity() < bytes) buf.reserve(bytes + bytes / 8);
-  buf.resize_and_overwrite(bytes, [](char*, size_t n) { return n; });
+  ResizeToOverwrite(&buf, bytes);
   return buf;
 }
 

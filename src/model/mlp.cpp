@@ -80,14 +80,18 @@ void OuterProduct(const float* __restrict d, const float* __restrict w, int B, i
 // RoundToBf16 in one pass, with their bits; the columns split over `threads`.
 void MaskedOuterProductToBf16(const float* d, const float* w, const float* a, int B, int n, float* db, uint16_t* g,
                               int threads) {
+  constexpr size_t kBlock = 256;  // columns a row's product is held for, on the stack
   InParts(threads, static_cast<size_t>(n), 64, [&](size_t begin, size_t end) {
-    std::vector<float> row(end - begin);  // a row's part, in the L1 cache
     std::fill(db + begin, db + end, 0.0f);
-    for (int i = 0; i < B; ++i) {
-      const size_t at = static_cast<size_t>(i) * n + begin;
-      for (size_t j = begin; j < end; ++j) row[j - begin] = d[i] * w[j];
-      MaskRow(a + at, row.data(), db + begin, end - begin);
-      Kernels().to_bf16(g + at, row.data(), end - begin);
+    for (size_t block = begin; block < end; block += kBlock) {
+      const size_t width = std::min(kBlock, end - block);
+      float row[kBlock];  // a row's block, in the L1 cache
+      for (int i = 0; i < B; ++i) {
+        const size_t at = static_cast<size_t>(i) * n + block;
+        for (size_t j = 0; j < width; ++j) row[j] = d[i] * w[block + j];
+        MaskRow(a + at, row, db + block, width);
+        Kernels().to_bf16(g + at, row, width);
+      }
     }
   });
 }

@@ -198,11 +198,11 @@ TEST_CASE("onednn gemm: the Mlp's bf16 forward and backward follow its fp32 ones
 
 // In bf16 the top hidden layer's gradient is made in one pass from the logit's gradient
 // (never held in fp32): its bias gradient and its weight gradient, the product of the
-// layer's bf16 input and that gradient's rounding, are those of the steps written out.
-TEST_CASE("onednn gemm: the Mlp's bf16 top gradient is the rounding of the masked outer product, bitwise") {
-  if (SkipWithoutBf16()) return;
-  const Mlp mlp(29, {24, 80}, Mlp::Output::kLogit);  // the top layer's 80 columns split in two parts
-  const int B = 48, top = 1, in = 24, width = 80;
+// layer's bf16 input and that gradient's rounding, are those of the steps written out;
+// for a top layer of `width` columns, split over two threads.
+void CheckTopGradient(int width) {
+  const Mlp mlp(29, {24, width}, Mlp::Output::kLogit);
+  const int B = 48, top = 1, in = 24;
   std::vector<float> params(mlp.num_params());
   mlp.InitParams(11, params.data());
   const auto x = Random(12, static_cast<size_t>(B) * mlp.input_width());
@@ -229,6 +229,12 @@ TEST_CASE("onednn gemm: the Mlp's bf16 top gradient is the rounding of the maske
   gemm.Run(DensePrecision::kBf16, true, false, in, width, B, GemmOperand(nullptr, ws.input16[top].data()),
            GemmOperand(nullptr, g16.data()), false, dw.data());
   CHECK(std::vector<float>(dparams.begin() + mlp.weight_offset(top), dparams.begin() + mlp.bias_offset(top)) == dw);
+}
+
+TEST_CASE("onednn gemm: the Mlp's bf16 top gradient is the rounding of the masked outer product, bitwise") {
+  if (SkipWithoutBf16()) return;
+  CheckTopGradient(80);   // two parts of 40 columns
+  CheckTopGradient(600);  // two parts of 300, each made 256 columns at a time
 }
 
 // The input written already rounded (RoundedInput) gives Forward's and Backward's bits in

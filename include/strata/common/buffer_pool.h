@@ -13,6 +13,12 @@
 
 namespace strata {
 
+// *s resized to n bytes that the caller then writes every one of, without filling them
+// first (a fill costs about what writing them does).
+inline void ResizeToOverwrite(std::string* s, size_t n) {
+  s->resize_and_overwrite(n, [](char*, size_t size) { return size; });
+}
+
 class BufferPool {
  public:
   explicit BufferPool(size_t keep = 2) : keep_(keep) {}
