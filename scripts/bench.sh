@@ -4,7 +4,7 @@
 # summary block of every ratio. Timings are medians of $BENCH_RUNS runs (default 3).
 #
 # Sections:
-#   trainer_vs_torch  strata-train (1 and 2 ranks) against tools/bench/torch_reference.py at
+#   trainer_vs_torch  strata-train (1 rank of 1 or 2 workers, 2 ranks) against tools/bench/torch_reference.py at
 #                     PyTorch's best thread setting, on the same synthetic data and model, with
 #                     the MLP's products in fp32 and, where the CPU has bf16 instructions, in
 #                     bf16 (against PyTorch's CPU autocast to bf16); strata's train stage alone
@@ -72,6 +72,7 @@ SUMMARY=()
 summary_add() { SUMMARY+=("$(printf '%-58s %s' "$1" "$2")"); }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+larger() { awk -v a="$1" -v b="$2" 'BEGIN {print (a > b ? a : b)}'; }
 # torch_field LOG KEY: KEY=value from the reference's final "torch_reference:" line.
 torch_field() { grep '^torch_reference:' "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # stage_rate METRICS: strata's examples/s over its train stage alone (the steps), leaving out the
@@ -125,7 +126,7 @@ section_trainer_vs_torch() {
   local ceiling
   ceiling=$(sed -n 's/.*| ceiling \([0-9.]*\) examples\/s.*/\1/p' "$WORK/mlp.log" | sort -g | tail -1)
   [ -n "$ceiling" ] || die "could not read the ceiling from mlp_bench's output"
-  printf '  %-34s %9.0f examples/s\n' "MLP ceiling, fp32 (best GEMM rate) " "$ceiling"
+  printf '  %-44s %9.0f examples/s\n' "MLP ceiling, fp32 (best GEMM rate) " "$ceiling"
   summary_add "strata best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[strata best fp32]}" "$ceiling")"
   summary_add "torch best / MLP ceiling, fp32 (examples/s)" "$(ratio "${eps[torch best fp32]}" "$ceiling")"
   if [ -n "${auc[strata bf16]:-}" ]; then
@@ -134,21 +135,23 @@ section_trainer_vs_torch() {
   fi
 }
 
-# trainer_vs_torch_runs PRECISION: strata 1 rank x 1 worker using both cores, and 2 ranks x
-# 1 worker x 1 thread with the per-worker batch halved (both run the same global steps of
-# 4096 examples as PyTorch); PyTorch at its two good settings on a 2-core machine (its
-# default, 2 threads with a spinning OpenMP pool, is slower: the pool and the BLAS threads
-# fight). The four settings take turns, one run each a round, so a change in the machine's
-# load over the section weighs on every one alike. Fills eps[...] and auc[...] of the caller.
+# trainer_vs_torch_runs PRECISION: strata at three settings that each run the same global
+# steps of 4096 examples as PyTorch: 1 rank x 1 worker using both cores (its products on an
+# OpenMP team of two), 1 rank x 2 workers of 2048 examples (one core each, the dense
+# gradient summed in the rank), and 2 ranks x 1 worker x 1 thread of 2048 (summed over
+# MPI); PyTorch at its two good settings on a 2-core machine (its default, 2 threads with a
+# spinning OpenMP pool, is slower: the pool and the BLAS threads fight). The settings take
+# turns, one run each a round, so a change in the machine's load over the section weighs on
+# every one alike. Fills eps[...] and auc[...] of the caller.
 trainer_vs_torch_runs() {
-  local precision=$1 cfg name np threads batch policy r
-  local strata_cfgs=("strata 1 rank:1:2:4096" "strata 2 ranks:2:1:2048")
+  local precision=$1 cfg name np workers threads batch policy r
+  local strata_cfgs=("strata 1 rank:1:1:2:4096" "strata 1 rank x 2 workers:1:2:2:2048" "strata 2 ranks:2:1:1:2048")
   local torch_cfgs=("torch 1 thread:1:" "torch 2 threads PASSIVE:2:PASSIVE")
   local -A runs=() last_auc=() stage=()
   for r in $(seq "$RUNS"); do
     for cfg in "${strata_cfgs[@]}"; do
-      IFS=: read -r name np threads batch <<<"$cfg"
-      run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" \
+      IFS=: read -r name np workers threads batch <<<"$cfg"
+      run_strata "$np" "$WORK/s.log" "$WORK/s.jsonl" "${model[@]}" "${io[@]}" --workers-per-rank "$workers" \
         --threads "$threads" --batch-size "$batch" --pass-examples 4194304 --dense-precision "$precision"
       runs[$name]+="$(json_field "$WORK/s.jsonl" examples_per_s) "
       stage[$name]+="$(stage_rate "$WORK/s.jsonl") "
@@ -166,26 +169,30 @@ trainer_vs_torch_runs() {
     name=${cfg%%:*}
     # shellcheck disable=SC2086  # the runs are a space-separated list
     eps[$name $precision]=$(median ${runs[$name]})
-    printf '  %-34s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" \
+    printf '  %-44s %9.0f examples/s  eval AUC %.5f  (runs: %s)\n' "$name" "${eps[$name $precision]}" \
       "${last_auc[$name]}" "$(printf '%.0f ' ${runs[$name]})"
   done
+  local strata_best=0 stage_best=0 torch_best=0
   for cfg in "${strata_cfgs[@]}"; do
     name=${cfg%%:*}
     # shellcheck disable=SC2086  # the rates are a space-separated list
     eps[$name stage $precision]=$(median ${stage[$name]})
-    printf '  %-34s %9.0f examples/s  (runs: %s)\n' "$name, train stage alone" "${eps[$name stage $precision]}" \
+    printf '  %-44s %9.0f examples/s  (runs: %s)\n' "$name, train stage alone" "${eps[$name stage $precision]}" \
       "$(printf '%.0f ' ${stage[$name]})"
+    strata_best=$(larger "$strata_best" "${eps[$name $precision]}")
+    stage_best=$(larger "$stage_best" "${eps[$name stage $precision]}")
   done
+  for cfg in "${torch_cfgs[@]}"; do torch_best=$(larger "$torch_best" "${eps[${cfg%%:*} $precision]}"); done
   auc[strata $precision]=${last_auc[strata 2 ranks]}
-  eps[strata best $precision]=$(printf '%s\n' "${eps[strata 1 rank $precision]}" "${eps[strata 2 ranks $precision]}" | sort -g | tail -1)
-  eps[torch best $precision]=$(printf '%s\n' "${eps[torch 1 thread $precision]}" "${eps[torch 2 threads PASSIVE $precision]}" | sort -g | tail -1)
-  printf '  %-34s %9.0f examples/s\n' "strata best" "${eps[strata best $precision]}" "torch best" "${eps[torch best $precision]}"
-  summary_add "strata 1 rank / torch best, $precision (examples/s)" "$(ratio "${eps[strata 1 rank $precision]}" "${eps[torch best $precision]}")"
-  summary_add "strata 2 ranks / torch best, $precision (examples/s)" "$(ratio "${eps[strata 2 ranks $precision]}" "${eps[torch best $precision]}")"
-  summary_add "strata best / torch best, $precision (examples/s)" "$(ratio "${eps[strata best $precision]}" "${eps[torch best $precision]}")"
-  local stage_best
-  stage_best=$(printf '%s\n' "${eps[strata 1 rank stage $precision]}" "${eps[strata 2 ranks stage $precision]}" | sort -g | tail -1)
-  summary_add "strata best train stage / torch best, $precision" "$(ratio "$stage_best" "${eps[torch best $precision]}")"
+  eps[strata best $precision]=$strata_best
+  eps[torch best $precision]=$torch_best
+  printf '  %-44s %9.0f examples/s\n' "strata best" "$strata_best" "torch best" "$torch_best"
+  for cfg in "${strata_cfgs[@]}"; do
+    name=${cfg%%:*}
+    summary_add "$name / torch best, $precision (examples/s)" "$(ratio "${eps[$name $precision]}" "$torch_best")"
+  done
+  summary_add "strata best / torch best, $precision (examples/s)" "$(ratio "$strata_best" "$torch_best")"
+  summary_add "strata best train stage / torch best, $precision" "$(ratio "$stage_best" "$torch_best")"
 }
 
 # criteo_split DIR SUMMARY_LINE: DIR/{train,eval}.tsv from the real Criteo sample split 90/10
