@@ -352,10 +352,10 @@ class HostHbmPs final : public HbmPs {
   }
 
   // Sum pooling of the batch w has indexed into input (B, input width) of floats, or of bf16
-  // roundings in rows of Mlp::bf16_input_stride (InputStride), then the dense features. An example is pooled in fp32 (PoolExample) into its
-  // row of a float input, or into a buffer the L1 cache holds and then rounded into its row
-  // of a bf16 one. Examples are independent, so a lone worker splits them over the rank's
-  // threads.
+  // roundings in rows of Mlp::bf16_input_stride (InputStride), then the dense features. An
+  // example is pooled in fp32 (PoolExample) into its row of a float input, or into a buffer
+  // the L1 cache holds and then rounded into its row of a bf16 one. Examples are
+  // independent, so a lone worker splits them over the rank's threads.
   template <typename T>
   void PoolInto(const Batch& batch, Worker* w, T* input) {
     const int in = model_.input_width(), stride = InputStride<T>(), B = batch.num_examples;
@@ -460,13 +460,14 @@ class HostHbmPs final : public HbmPs {
     }
   }
   static auto ScatterKernel(const float*) { return Kernels().scatter_example; }
+  static auto ScatterKernel(const uint16_t*) { return Kernels().scatter_example_bf16; }
+
   // The row stride of the model's input and its gradient: of floats, or of bf16 roundings.
   template <typename T>
   int InputStride() const {
     if constexpr (std::is_same_v<T, float>) return model_.input_width();
     return model_.mlp().bf16_input_stride();
   }
-  static auto ScatterKernel(const uint16_t*) { return Kernels().scatter_example_bf16; }
 
   ModelSpec spec_;
   std::vector<uint8_t> mean_ = MeanSlotFlags(spec_);

@@ -338,7 +338,8 @@ const uint16_t* Mlp::BackwardReluLayersBf16(int B, Workspace* ws, float* dparams
   for (int l = top; l >= 0; --l) {
     const int in = bf16_fan_in(l), width = fan_out(l);
     const GemmOperand x(nullptr, ws->input16[l].data()), w(nullptr, ws->weights16[l].data()), dout(nullptr, g->data());
-    // The weight gradient over the layer's padded rows, which are dropped.
+    // A padded layer's weight gradient is made over all its rows in the workspace, and the
+    // padding's rows are dropped.
     const bool padded = in != fan_in(l);
     float* dw = padded ? Grown(&ws->first_weight_grad, static_cast<size_t>(in) * width) : dparams + weight_offset(l);
     Gemm(DensePrecision::kBf16, &ws->gemm, true, false, in, width, B, x, dout, false, dw);

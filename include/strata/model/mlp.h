@@ -47,8 +47,8 @@ class Mlp {
   // kBf16's row stride of the first layer's input and of its input gradient (RoundedInput,
   // BackwardRounded, Workspace::input16[0]): input_width rounded up to whole 16 columns, the
   // columns past the width zero. oneDNN's bf16 products run whole blocks of 16 faster than a
-  // ragged edge: the first layer's weight gradient, whose rows these columns are, takes about
-  // a tenth longer at 429 rows than at 432 (and a fifth longer when the machine is busy).
+  // ragged edge: the first layer's weight gradient, whose rows these columns are, took 5-12%
+  // longer at 429 rows than at 432 (11-17% when the machine was busy).
   int bf16_input_stride() const { return (input_width() + 15) / 16 * 16; }
   // 1 for kLogit; the last layer's width for kRelu.
   int output_width() const { return widths_.back(); }
