@@ -346,10 +346,47 @@ size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers)
   return remote;
 }
 
+// What the two exchanges give on one rank: the records arrive from this rank alone, in
+// worker order, and every summed key goes back to it unless pending.
+void ParamExchange::SumOnOneRank(const PassRouting& routing, const std::vector<SparseGradView>& workers,
+                                 std::vector<uint64_t>* keys, std::vector<float>* grads,
+                                 std::vector<uint32_t>* counts) {
+  size_t n = 0;
+  for (const SparseGradView& v : workers) n += v.n;
+  BeginSum(n);
+  for (const SparseGradView& v : workers) {
+    for (size_t i = 0; i < v.n; ++i) AddToSum(v.keys[i], v.counts[i], v.grads + i * dim_);
+  }
+  if (!routing.pending_.empty()) DropPendingSums(routing);
+  keys->swap(sum_keys_);
+  grads->swap(sum_grads_);
+  counts->swap(sum_counts_);
+}
+
+void ParamExchange::DropPendingSums(const PassRouting& routing) {
+  size_t kept = 0;
+  for (size_t s = 0; s < sum_keys_.size(); ++s) {
+    const uint32_t slot = routing.owned_->Find(sum_keys_[s]);
+    assert(slot != KeyIndex::kNone);
+    if (routing.pending_[slot]) continue;  // pending: no update
+    sum_keys_[kept] = sum_keys_[s];
+    sum_counts_[kept] = sum_counts_[s];
+    std::memmove(&sum_grads_[kept * dim_], &sum_grads_[s * dim_], sizeof(float) * static_cast<size_t>(dim_));
+    ++kept;
+  }
+  sum_keys_.resize(kept);
+  sum_counts_.resize(kept);
+  sum_grads_.resize(kept * dim_);
+}
+
 Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
   const int ranks = comm_->size();
+  if (ranks == 1) {
+    SumOnOneRank(routing, workers, keys, grads, counts);
+    return Status::OK();
+  }
   const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_), record = GradRecords::RecordBytes(dim_);
   lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + grad_bytes);
   records_.Pack(ranks, dim_, [&](const auto& emit) {

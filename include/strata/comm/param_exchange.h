@@ -14,7 +14,9 @@
 //                      sums them in global worker order (so the sum is bitwise the same for
 //                      any ranks x workers split) and sends the sum to every subscriber.
 //                      Its two all-to-alls go over the step transport: MPI (comm), or NCCL
-//                      on the CUDA backend (SetStepTransport).
+//                      on the CUDA backend (SetStepTransport). On one rank, which owns
+//                      every key and is its only subscriber, the workers' gradients are
+//                      summed straight from their views, with the same order and bits.
 // Pass end:  PushBack  returners send their final rows home; owners store them, and the
 //                      pass leaves their in-flight set.
 //
@@ -174,6 +176,12 @@ class ParamExchange {
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);
   void AddToSum(uint64_t key, uint32_t count, const float* grad);
+  // ReduceGradients on one rank: the sums made from the workers' views, less the keys
+  // pending admission, are the result (its vectors swapped with the sums' scratch).
+  void SumOnOneRank(const PassRouting& routing, const std::vector<SparseGradView>& workers,
+                    std::vector<uint64_t>* keys, std::vector<float>* grads, std::vector<uint32_t>* counts);
+  // Drops the keys pending admission this pass from the sums, keeping the others' order.
+  void DropPendingSums(const PassRouting& routing);
   Status SendSums(const PassRouting& routing);  // and receives this rank's sums in arrived_
 
   Comm* comm_;
