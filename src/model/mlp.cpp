@@ -216,8 +216,9 @@ void Mlp::ForwardFrom(const float* params, const float* input, bool rounded_inpu
     const bool written = bf16 && (l > 0 || rounded_input);
     const GemmOperand x = !bf16 ? GemmOperand(a)
                                 : GemmOperand(nullptr, written ? ws->input16[l].data() : RoundedInputOf(a, B, ws));
-    // kBf16's first weights past the input's width are rows of zeros (grown, never written).
-    if (bf16) Grown(&ws->weights16[l], static_cast<size_t>(in) * width);
+    // A padded layer's weights past its fan-in are rows of zeros (grown, never written);
+    // the rounding below grows any other layer's as it needs.
+    if (bf16 && in != fan_in(l)) Grown(&ws->weights16[l], static_cast<size_t>(in) * width);
     const GemmOperand w = Rounded(precision, params + weight_offset(l), static_cast<size_t>(fan_in(l)) * width,
                                   &ws->weights16[l], ws->gemm.threads);
     if (bf16 && l + 1 < relu_layers()) {  // read by the next layer's products alone
