@@ -47,28 +47,46 @@ std::shared_ptr<KeyIndex> IndexAsked(const std::vector<std::vector<uint64_t>>& a
 ParamExchange::ParamExchange(Comm* comm, ShardServer* server)
     : comm_(comm), server_(server), steps_(comm), row_bytes_(server->row_bytes()), dim_(server->dim()) {}
 
+// This rank's own keys and counts stay in vectors, never packed into a message and read
+// back: on one rank, every key.
 Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vector<std::vector<uint64_t>>* asked,
                                    const std::vector<uint32_t>& counts, std::vector<std::vector<uint32_t>>* told) {
-  const int ranks = comm_->size();
+  const int ranks = comm_->size(), me = comm_->rank();
+  assert(!told || counts.size() == keys.size());
   std::vector<std::string> send(ranks), recv;
-  for (uint64_t key : keys) wire::Put(&send[OwnerRank(key, ranks)], key);
-  if (told) {  // each owner's part: its keys, then their counts in the same order
-    assert(counts.size() == keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) wire::Put(&send[OwnerRank(keys[i], ranks)], counts[i]);
+  std::vector<uint64_t> own_keys;
+  std::vector<uint32_t> own_counts;
+  own_keys.reserve(ranks == 1 ? keys.size() : 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int owner = OwnerRank(keys[i], ranks);
+    if (owner != me) {
+      wire::Put(&send[owner], keys[i]);
+    } else {
+      own_keys.push_back(keys[i]);
+      if (told) own_counts.push_back(counts[i]);
+    }
+  }
+  for (size_t i = 0; told && i < keys.size(); ++i) {  // each owner's part: its keys, then their counts
+    const int owner = OwnerRank(keys[i], ranks);
+    if (owner != me) wire::Put(&send[owner], counts[i]);
   }
   STRATA_RETURN_IF_ERROR(comm_->AllToAll(std::move(send), &recv));
-  asked->clear();
-  if (told) told->clear();
-  for (std::string& r : recv) {
-    if (!told) {
-      asked->push_back(DecodeKeys(r));
+  asked->assign(ranks, {});
+  if (told) told->assign(ranks, {});
+  for (int r = 0; r < ranks; ++r) {
+    if (r == me) {
+      (*asked)[r] = std::move(own_keys);
+      if (told) (*told)[r] = std::move(own_counts);
       continue;
     }
-    const size_t n = r.size() / (sizeof(uint64_t) + sizeof(uint32_t));
-    told->emplace_back(n);
-    std::memcpy(told->back().data(), r.data() + n * sizeof(uint64_t), n * sizeof(uint32_t));
-    r.resize(n * sizeof(uint64_t));
-    asked->push_back(DecodeKeys(r));
+    std::string& part = recv[r];
+    if (told) {
+      const size_t n = part.size() / (sizeof(uint64_t) + sizeof(uint32_t));
+      (*told)[r].resize(n);
+      std::memcpy((*told)[r].data(), part.data() + n * sizeof(uint64_t), n * sizeof(uint32_t));
+      part.resize(n * sizeof(uint64_t));
+    }
+    (*asked)[r] = DecodeKeys(part);
   }
   return Status::OK();
 }

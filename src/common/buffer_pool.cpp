@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "strata/common/huge_pages.h"
+
 namespace strata {
 
 std::string BufferPool::Take(size_t bytes) {
@@ -22,7 +24,10 @@ std::string BufferPool::Take(size_t bytes) {
     }
   }
   buf.clear();  // so that a buffer too small is freed below, its bytes not copied
-  if (buf.capacity() < bytes) buf.reserve(bytes + bytes / 8);
+  if (buf.capacity() < bytes) {
+    buf.reserve(bytes + bytes / 8);
+    AdviseHugePages(buf.data(), buf.capacity());
+  }
   ResizeToOverwrite(&buf, bytes);
   return buf;
 }

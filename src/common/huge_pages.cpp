@@ -31,3 +31,13 @@ void* Map(size_t bytes) {
 void Unmap(void* p, size_t bytes) { munmap(p, RoundUp(bytes, kPageBytes)); }
 
 }  // namespace strata::huge_pages_internal
+
+namespace strata {
+
+void AdviseHugePages(void* p, size_t bytes) {
+  const auto begin = huge_pages_internal::RoundUp(reinterpret_cast<uintptr_t>(p), kHugePageMin);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / kHugePageMin * kHugePageMin;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+}  // namespace strata

@@ -36,19 +36,20 @@ void HostTable::Reset(size_t max_keys) {
 
 Status HostTable::Insert(uint64_t key, const uint8_t* row) {
   const size_t mask = slots_.size() - 1;
-  for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+  const uint64_t hash = Hash(key);
+  for (size_t i = Home(hash, mask);; i = (i + 1) & mask) {
     if (slots_[i] == kEmpty) {
       if (size_ >= max_keys_) {
         return Status::ResourceExhausted("HBM-PS shard full: " + std::to_string(max_keys_) +
                                          " keys planned for this pass, one more inserted");
       }
-      slots_[i] = static_cast<uint32_t>(size_++);
+      slots_[i] = SlotOf(hash, size_++);
       uint8_t* entry = Entry(slots_[i]);
       std::memcpy(entry, &key, sizeof(key));
       std::memcpy(entry + sizeof(key), row, row_bytes_);
       return Status::OK();
     }
-    if (KeyAt(slots_[i]) == key) {
+    if (Tag(slots_[i]) == Tag(hash) && KeyAt(slots_[i]) == key) {
       std::memcpy(Entry(slots_[i]) + sizeof(uint64_t), row, row_bytes_);
       return Status::OK();
     }

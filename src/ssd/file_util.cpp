@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -23,7 +22,7 @@ AlignedBuffer NewAlignedBuffer(size_t bytes) {
   void* p = nullptr;
   [[maybe_unused]] const int err = ::posix_memalign(&p, huge ? kHugePageMin : 4096, n == 0 ? 4096 : n);
   assert(err == 0);
-  if (huge) ::madvise(p, n / kHugePageMin * kHugePageMin, MADV_HUGEPAGE);  // a hint: failure costs only speed
+  if (huge) AdviseHugePages(p, n);
   std::memset(p, 0, n == 0 ? 4096 : n);
   return AlignedBuffer(static_cast<uint8_t*>(p));
 }

@@ -19,7 +19,7 @@ namespace {
 
 // DRAM a row costs beyond its bytes in each structure that holds one, from their layouts:
 constexpr double kStoreRowOverhead = 21;  // the all-in-DRAM store: arena, handle index (1.15x at 136 B)
-constexpr double kTableRowOverhead = 20;  // an HBM-PS host table: key, slots at 1/4 to 1/2 load
+constexpr double kTableRowOverhead = 32;  // an HBM-PS host table: key, 8-byte slots at 1/4 to 1/2 load
 constexpr double kGpuTableRowOverhead = 36;  // a GPU table: 2 to 4 slots a row of key and row index
 constexpr double kAdmissionBytesPerKey = 26;  // 13 bytes a pending key at load 0.375-0.75 (ps/admission.h)
 constexpr double kWrittenFilterBytesPerKey = 1.6;  // the MEM-PS filter of keys written to the SSD-PS

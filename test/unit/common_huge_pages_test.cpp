@@ -1,8 +1,10 @@
 // HugePageAllocator (strata/common/huge_pages.h): large arrays start on a 2 MiB boundary
 // and lie in a mapping advised for huge pages (read back from /proc/self/smaps), small ones
 // keep their alignment, and a HugeVector keeps its contents through growth and shrinking
-// across the 2 MiB threshold.
+// across the 2 MiB threshold; AdviseHugePages advises the whole huge pages of its range, as
+// a BufferPool's new buffers are.
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "strata/common/buffer_pool.h"
 #include "strata/common/huge_pages.h"
 
 namespace strata {
@@ -43,6 +46,31 @@ TEST_CASE("a large HugeVector starts on a huge page in a mapping advised for hug
   CHECK(v.back() == 7);
   v.back() = 9;  // the last page, past the last whole huge page, is mapped too
   CHECK(v.back() == 9);
+}
+
+TEST_CASE("AdviseHugePages advises the whole huge pages inside its range and nothing outside it") {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage")) return;  // refused: only speed is lost
+  constexpr size_t kBytes = 5 * kHugePageMin;
+  void* map = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(map != MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(map);
+  uint8_t* first = bytes + (kHugePageMin - reinterpret_cast<uintptr_t>(bytes) % kHugePageMin);  // a boundary
+  AdviseHugePages(first - 4096, kHugePageMin + 8192);  // one whole huge page and a bit each side
+  CHECK_FALSE(AdvisedHuge(first - 4096));
+  CHECK(AdvisedHuge(first));
+  CHECK(AdvisedHuge(first + kHugePageMin - 1));
+  CHECK_FALSE(AdvisedHuge(first + kHugePageMin));  // its range ends inside this page
+  AdviseHugePages(first + 3 * kHugePageMin / 2, kHugePageMin);  // no whole page inside: nothing
+  CHECK_FALSE(AdvisedHuge(first + kHugePageMin));
+  CHECK_FALSE(AdvisedHuge(first + 2 * kHugePageMin));
+  munmap(map, kBytes);
+}
+
+TEST_CASE("a BufferPool's new large buffer lies on pages advised for huge pages") {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage")) return;
+  BufferPool pool;
+  std::string buf = pool.Take(4 * kHugePageMin);
+  CHECK(AdvisedHuge(buf.data() + 2 * kHugePageMin));
 }
 
 TEST_CASE("a small HugeVector keeps its element alignment") {

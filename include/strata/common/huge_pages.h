@@ -4,7 +4,8 @@
 // transparent huge pages: a random read over hundreds of MB then costs one cache miss, not
 // a 4 KiB TLB miss and a page walk besides. Smaller ones come from operator new. Pages are
 // only backed once written, as with malloc, and go back to the system when deallocated.
-// HugeVector<T> is a std::vector that allocates this way.
+// HugeVector<T> is a std::vector that allocates this way. AdviseHugePages advises memory
+// allocated elsewhere (large byte buffers) the same way.
 // Thread safety: stateless; safe from any thread.
 #pragma once
 
@@ -28,6 +29,11 @@ void* MapAligned(size_t length, int prot);
 }  // namespace huge_pages_internal
 
 inline constexpr size_t kHugePageMin = size_t{2} << 20;
+
+// Advises the whole 2 MiB pages inside [p, p + bytes) as transparent huge pages, for memory
+// not mapped here (a std::string's, posix_memalign's) that is written once it is made: its
+// pages not yet backed are then backed 2 MiB at a time. A hint; its failure costs only speed.
+void AdviseHugePages(void* p, size_t bytes);
 
 template <typename T>
 struct HugePageAllocator {

@@ -1,7 +1,9 @@
 // KeyIndex: a flat open-addressing map from 64-bit key to a dense 32-bit id (0, 1, 2, ...
 // in first-insertion order), for the hot paths that dedup or look up keys per step.
-// Reset keeps the allocation. Not thread-safe; Find is safe from many threads while no
-// Insert runs.
+// Reset keeps the allocation. Its arrays are HugeVectors: a pass's index of the keys a rank
+// owns is made anew each pass and is megabytes, read at random (on one rank, 385,000 keys
+// took 8.5-9.5 ms to index in 4 KiB pages, 5.5-6.5 in huge ones). Not thread-safe; Find is
+// safe from many threads while no Insert runs.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "strata/common/hash.h"
+#include "strata/common/huge_pages.h"
 
 namespace strata {
 
@@ -62,8 +65,8 @@ class KeyIndex {
  private:
   size_t Slot(uint64_t key) const { return (FibonacciHash(key) >> 20) & (ids_.size() - 1); }
 
-  std::vector<uint64_t> keys_;
-  std::vector<uint32_t> ids_;
+  HugeVector<uint64_t> keys_;
+  HugeVector<uint32_t> ids_;
   size_t size_ = 0;
 };
 

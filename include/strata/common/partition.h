@@ -12,6 +12,7 @@ namespace strata {
 
 // REQUIRES: ranks >= 1.
 inline int OwnerRank(uint64_t key, int ranks) {
+  if (ranks == 1) return 0;  // the same, without a hash and a division a key
   return static_cast<int>(Mix64(key) % static_cast<uint64_t>(ranks));
 }
 
