@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of `make test` and ends with one line "N passed, N failed".
 #   unit: doctest cases of $BUILD/strata-unit-tests (each case counts once)
-#   mpi:  doctest cases of $BUILD/strata-mpi-tests under mpirun -np 3
+#   mpi:  doctest cases of $BUILD/strata-mpi-tests under mpirun -np 3, then -np 1
 #   e2e:  each test/e2e/*.sh and test/slurm/*.sh counts once (exit 0 pass, 77 skip, else fail)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +27,11 @@ echo "== unit tests"
 count_doctest "$log_dir/unit.log"
 
 if [ -x "$BUILD/strata-mpi-tests" ]; then
-  echo "== mpi tests (3 ranks)"
-  $MPIRUN -np 3 "$BUILD/strata-mpi-tests" --no-colors 2>&1 | tee "$log_dir/mpi.log" | grep -E '^\[doctest\]|ERROR|FATAL' || true
-  count_doctest "$log_dir/mpi.log"
+  for np in 3 1; do  # one rank takes paths of its own (no MPI call for its own keys and sums)
+    echo "== mpi tests ($np rank$([ "$np" -gt 1 ] && echo s))"
+    $MPIRUN -np "$np" "$BUILD/strata-mpi-tests" --no-colors 2>&1 | tee "$log_dir/mpi$np.log" | grep -E '^\[doctest\]|ERROR|FATAL' || true
+    count_doctest "$log_dir/mpi$np.log"
+  done
 fi
 
 echo "== end-to-end tests (test/e2e, and Slurm in test/slurm)"

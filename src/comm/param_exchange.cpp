@@ -524,11 +524,23 @@ void DenseReducer::Plan(size_t workers) {
   planned_workers_ = workers;
 }
 
+// A rank alone: its workers' sum in their order, with no packing and no MPI call (whose
+// copies of the whole vector were a step's serial part on one rank of two workers).
+Status DenseReducer::SumOnOneRank(const std::vector<const float*>& local, float* sum) const {
+  std::copy_n(local[0], n_, sum);
+  for (size_t w = 1; w < local.size(); ++w) {
+    const float* g = local[w];
+    for (size_t i = 0; i < n_; ++i) sum[i] += g[i];
+  }
+  return Status::OK();
+}
+
 // Job worker q G + w is rank q's worker w. Rank r sums slice r of the vector over the job's
 // workers in that order, from an all-to-all of the slices, and the sums then gather in place.
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
   const int ranks = comm_->size(), me = comm_->rank();
   const size_t workers = local.size();
+  if (ranks == 1) return SumOnOneRank(local, sum);
   if (n_ * workers > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) +
                                    " floats, over MPI's int counts");

@@ -224,6 +224,7 @@ class DenseReducer {
   uint64_t lower_bound_bytes_ = 0;
   // The parts of the vector for `workers` workers a rank, kept while the count stays.
   void Plan(size_t workers);
+  Status SumOnOneRank(const std::vector<const float*>& local, float* sum) const;
 
   size_t planned_workers_ = 0;
   Comm::FloatParts slices_;  // slice r of the vector (rank r sums it)
