@@ -319,11 +319,13 @@ void ParamExchange::AddToSum(uint64_t key, uint32_t count, const float* g) {
   }
 }
 
-// Owner side: each summed key goes to every rank that subscribed to it this pass. The
-// lookups (the owned index, then the subscriber lists) miss the cache on a large pass, so
-// each is started a few keys before it is used.
+// Owner side: each summed key goes to every rank that subscribed to it this pass, but this
+// rank, whose sums are noted (own_sums_) for CollectSums. The lookups (the owned index,
+// then the subscriber lists) miss the cache on a large pass, so each is started a few keys
+// before it is used.
 Status ParamExchange::SendSums(const PassRouting& routing) {
   constexpr size_t kAhead = 8;
+  const int me = comm_->rank();
   const size_t n = sum_keys_.size();
   sum_owned_.resize(n);
   for (size_t s = 0; s < n; ++s) {
@@ -331,14 +333,22 @@ Status ParamExchange::SendSums(const PassRouting& routing) {
     sum_owned_[s] = routing.owned_->Find(sum_keys_[s]);
     assert(sum_owned_[s] != KeyIndex::kNone);
   }
+  own_sums_.clear();
+  int visits = 0;  // Pack visits twice; own_sums_ is filled on the first
   records_.Pack(comm_->size(), dim_, [&](const auto& emit) {
+    const bool first_visit = visits++ == 0;
     for (size_t s = 0; s < n; ++s) {
       if (s + kAhead < n) __builtin_prefetch(&routing.sub_begin_[sum_owned_[s + kAhead]]);
       if (s + kAhead / 2 < n) __builtin_prefetch(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
       const uint32_t slot = sum_owned_[s];
       if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
       for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
-        emit(routing.sub_ranks_[j], sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_]);
+        const int to = routing.sub_ranks_[j];
+        if (to != me) {
+          emit(to, sum_keys_[s], sum_counts_[s], &sum_grads_[s * dim_]);
+        } else if (first_visit) {
+          own_sums_.push_back(static_cast<uint32_t>(s));
+        }
       }
     }
   });
@@ -397,48 +407,86 @@ void ParamExchange::DropPendingSums(const PassRouting& routing) {
   sum_grads_.resize(kept * dim_);
 }
 
+// This rank's own records and the sums it sends itself never enter a message: each is
+// taken from the views or the sums in its turn (rank me in rank order), so the order, and
+// so every bit, is the exchange's.
 Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vector<SparseGradView>& workers,
                                       std::vector<uint64_t>* keys, std::vector<float>* grads,
                                       std::vector<uint32_t>* counts) {
-  const int ranks = comm_->size();
+  const int ranks = comm_->size(), me = comm_->rank();
   if (ranks == 1) {
     SumOnOneRank(routing, workers, keys, grads, counts);
     return Status::OK();
   }
-  const size_t grad_bytes = sizeof(float) * static_cast<size_t>(dim_), record = GradRecords::RecordBytes(dim_);
-  lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + grad_bytes);
+  const size_t record = GradRecords::RecordBytes(dim_);
+  lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + sizeof(float) * dim_);
+  size_t own = 0;
+  owner_of_.clear();
+  for (const SparseGradView& v : workers) {
+    for (size_t i = 0; i < v.n; ++i) owner_of_.push_back(OwnerRank(v.keys[i], ranks));
+    own += static_cast<size_t>(std::count(owner_of_.end() - v.n, owner_of_.end(), me));
+  }
   records_.Pack(ranks, dim_, [&](const auto& emit) {
+    size_t at = 0;
     for (const SparseGradView& v : workers) {
-      for (size_t i = 0; i < v.n; ++i) emit(OwnerRank(v.keys[i], ranks), v.keys[i], v.counts[i], v.grads + i * dim_);
+      for (size_t i = 0; i < v.n; ++i, ++at) {
+        if (owner_of_[at] != me) emit(owner_of_[at], v.keys[i], v.counts[i], v.grads + i * dim_);
+      }
     }
   });
   STRATA_RETURN_IF_ERROR(steps_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_));
 
   // Ranks in ascending order and workers in order inside each, so every key's
   // contributions are added in global worker order.
-  size_t arrived = 0;
+  size_t arrived = own;
   for (std::string_view r : arrived_) arrived += r.size() / record;
   BeginSum(arrived);
-  for (std::string_view r : arrived_) {
-    GradRecords::ForEach(r, dim_, [&](uint64_t key, uint32_t count, const float* g) { AddToSum(key, count, g); });
+  for (int r = 0; r < ranks; ++r) {
+    if (r == me) {
+      AddOwnRecords(workers);
+      continue;
+    }
+    GradRecords::ForEach(arrived_[r], dim_, [&](uint64_t key, uint32_t count, const float* g) { AddToSum(key, count, g); });
   }
   STRATA_RETURN_IF_ERROR(SendSums(routing));
+  CollectSums(keys, grads, counts);
+  return Status::OK();
+}
 
-  size_t total = 0;
+void ParamExchange::AddOwnRecords(const std::vector<SparseGradView>& workers) {
+  const int me = comm_->rank();
+  size_t at = 0;
+  for (const SparseGradView& v : workers) {
+    for (size_t i = 0; i < v.n; ++i, ++at) {
+      if (owner_of_[at] == me) AddToSum(v.keys[i], v.counts[i], v.grads + i * dim_);
+    }
+  }
+}
+
+// The sums this rank subscribed to, in rank order: each other owner's as they arrived, its
+// own (own_sums_) in their turn.
+void ParamExchange::CollectSums(std::vector<uint64_t>* keys, std::vector<float>* grads,
+                                std::vector<uint32_t>* counts) const {
+  const size_t record = GradRecords::RecordBytes(dim_), grad_bytes = sizeof(float) * static_cast<size_t>(dim_);
+  size_t total = own_sums_.size();
   for (std::string_view r : arrived_) total += r.size() / record;
   keys->resize(total);
   counts->resize(total);
   grads->resize(total * dim_);
   size_t at = 0;
-  for (std::string_view r : arrived_) {
-    GradRecords::ForEach(r, dim_, [&](uint64_t key, uint32_t count, const float* g) {
-      (*keys)[at] = key;
-      (*counts)[at] = count;
-      std::memcpy(grads->data() + at * dim_, g, grad_bytes);
-      ++at;
-    });
+  const auto add = [&](uint64_t key, uint32_t count, const float* g) {
+    (*keys)[at] = key;
+    (*counts)[at] = count;
+    std::memcpy(grads->data() + at * dim_, g, grad_bytes);
+    ++at;
+  };
+  for (size_t r = 0; r < arrived_.size(); ++r) {
+    if (static_cast<int>(r) != comm_->rank()) {
+      GradRecords::ForEach(arrived_[r], dim_, add);
+      continue;
+    }
+    for (uint32_t s : own_sums_) add(sum_keys_[s], sum_counts_[s], &sum_grads_[static_cast<size_t>(s) * dim_]);
   }
-  return Status::OK();
 }
 
 // The rows this rank owns go to its server in chunks, through one small buffer. On the

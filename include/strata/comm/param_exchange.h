@@ -14,9 +14,10 @@
 //                      sums them in global worker order (so the sum is bitwise the same for
 //                      any ranks x workers split) and sends the sum to every subscriber.
 //                      Its two all-to-alls go over the step transport: MPI (comm), or NCCL
-//                      on the CUDA backend (SetStepTransport). On one rank, which owns
-//                      every key and is its only subscriber, the workers' gradients are
-//                      summed straight from their views, with the same order and bits.
+//                      on the CUDA backend (SetStepTransport). A rank's own records and the
+//                      sums it sends itself never enter them: they are taken in their turn
+//                      from the views and the sums. On one rank, which owns every key and
+//                      is its only subscriber, the sums are the result, with no exchange.
 // Pass end:  PushBack  returners send their final rows home; owners store them, and the
 //                      pass leaves their in-flight set.
 //
@@ -182,7 +183,12 @@ class ParamExchange {
                     std::vector<uint64_t>* keys, std::vector<float>* grads, std::vector<uint32_t>* counts);
   // Drops the keys pending admission this pass from the sums, keeping the others' order.
   void DropPendingSums(const PassRouting& routing);
-  Status SendSums(const PassRouting& routing);  // and receives this rank's sums in arrived_
+  // This rank's records of the keys it owns, from the views (owner_of_), in worker order.
+  void AddOwnRecords(const std::vector<SparseGradView>& workers);
+  // Sends each sum to its subscribers but this rank, and receives this rank's in arrived_.
+  Status SendSums(const PassRouting& routing);
+  // ReduceGradients' result: arrived_'s sums, and this rank's own (own_sums_) in its turn.
+  void CollectSums(std::vector<uint64_t>* keys, std::vector<float>* grads, std::vector<uint32_t>* counts) const;
 
   Comm* comm_;
   ShardServer* server_;
@@ -197,6 +203,8 @@ class ParamExchange {
   std::vector<float> sum_grads_;
   std::vector<uint32_t> sum_counts_;
   std::vector<uint32_t> sum_owned_;  // SendSums: each summed key's slot in the pass's owned index
+  std::vector<int> owner_of_;        // the owner of each record of the step's views, in order
+  std::vector<uint32_t> own_sums_;   // the sums this rank subscribed to, in SendSums' order
   GradRecords records_;                    // the records a step sends
   std::vector<std::string_view> arrived_;  // and receives, in the Comm's buffer
 };
