@@ -197,4 +197,8 @@ gpu-check:
 clean:
 	rm -rf build build-debug build-asan build-debug-asan build-tsan build-debug-tsan build-fuzz
 
+# `make -s print-OPT`: a variable's value, for tests that compile with the build's flags.
+print-%:
+	@echo '$($*)'
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -10,6 +10,7 @@
 #include "strata/comm/wire.h"
 #include "strata/common/buffer_pool.h"
 #include "strata/common/partition.h"
+#include "strata/common/prefetch.h"
 
 namespace strata {
 namespace {
@@ -338,8 +339,8 @@ Status ParamExchange::SendSums(const PassRouting& routing) {
   records_.Pack(comm_->size(), dim_, [&](const auto& emit) {
     const bool first_visit = visits++ == 0;
     for (size_t s = 0; s < n; ++s) {
-      if (s + kAhead < n) __builtin_prefetch(&routing.sub_begin_[sum_owned_[s + kAhead]]);
-      if (s + kAhead / 2 < n) __builtin_prefetch(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
+      if (s + kAhead < n) PrefetchLine(&routing.sub_begin_[sum_owned_[s + kAhead]]);
+      if (s + kAhead / 2 < n) PrefetchLine(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
       const uint32_t slot = sum_owned_[s];
       if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
       for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {

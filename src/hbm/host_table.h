@@ -13,6 +13,7 @@
 
 #include "strata/common/hash.h"
 #include "strata/common/huge_pages.h"
+#include "strata/common/prefetch.h"
 #include "strata/common/status.h"
 
 namespace strata {
@@ -44,10 +45,10 @@ class HostTable {
 
   // A loop over many keys misses the cache twice a Find (slot, then key and row): it calls
   // PrefetchSlot a few keys ahead, then PrefetchRow (which reads the slot) closer in.
-  void PrefetchSlot(uint64_t key) const { __builtin_prefetch(&slots_[Home(Hash(key), slots_.size() - 1)]); }
+  void PrefetchSlot(uint64_t key) const { PrefetchLine(&slots_[Home(Hash(key), slots_.size() - 1)]); }
   void PrefetchRow(uint64_t key) const {
     const uint64_t slot = slots_[Home(Hash(key), slots_.size() - 1)];
-    if (slot != kEmpty) __builtin_prefetch(&arena_[EntryIndex(slot) * entry_bytes_]);
+    if (slot != kEmpty) PrefetchLine(&arena_[EntryIndex(slot) * entry_bytes_]);
   }
 
   size_t size() const { return size_; }

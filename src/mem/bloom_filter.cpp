@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "strata/common/partition.h"
+#include "strata/common/prefetch.h"
 
 namespace strata {
 
@@ -42,7 +43,7 @@ void BloomFilter::Add(uint64_t key) {
 
 void BloomFilter::Prefetch(uint64_t key) const {
   const uint64_t h = KeyHash(key);
-  for (const Filter& f : filters_) __builtin_prefetch(&f.blocks[BlockIndex(f, h)]);
+  for (const Filter& f : filters_) PrefetchLine(&f.blocks[BlockIndex(f, h)]);
 }
 
 // The chain's blocks are fetched together first: a key absent from all of them (most

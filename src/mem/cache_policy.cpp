@@ -7,6 +7,8 @@
 #include <bit>
 #include <cassert>
 
+#include "strata/common/prefetch.h"
+
 namespace strata {
 
 namespace {
@@ -315,8 +317,8 @@ void CachePolicy::PopVictims(size_t n, Pins pins, std::vector<Victim>* out, cons
   out->reserve(out->size() + ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (i + kEntryAhead < ranks.size()) {
-      __builtin_prefetch(&meta_[ranks[i + kEntryAhead].handle()]);
-      __builtin_prefetch(&keys_[ranks[i + kEntryAhead].handle()]);
+      PrefetchLine(&meta_[ranks[i + kEntryAhead].handle()]);
+      PrefetchLine(&keys_[ranks[i + kEntryAhead].handle()]);
     }
     if (i + kSlotAhead < ranks.size()) index_.Prefetch(keys_[ranks[i + kSlotAhead].handle()]);
     Evict(ranks[i].handle(), &out->emplace_back());

@@ -75,12 +75,12 @@ uint32_t CompactIndex::StartOf(const Block& b, uint64_t tag) const {
   return static_cast<uint32_t>(((tag & ((uint64_t{1} << low_bits) - 1)) * b.count) >> low_bits);
 }
 
-void CompactIndex::PrefetchHeader(uint64_t key) const { __builtin_prefetch(&BlockOf(TagOf(key))); }
+void CompactIndex::PrefetchHeader(uint64_t key) const { PrefetchLine(&BlockOf(TagOf(key))); }
 
 void CompactIndex::PrefetchEntries(uint64_t key) const {
   const uint64_t tag = TagOf(key);
   const Block& b = BlockOf(tag);
-  if (b.count > 0) __builtin_prefetch(b.data + size_t{StartOf(b, tag)} * kEntryBytes);
+  if (b.count > 0) PrefetchLine(b.data + size_t{StartOf(b, tag)} * kEntryBytes);
 }
 
 uint32_t* CompactIndex::Overflowed(uint64_t key) {

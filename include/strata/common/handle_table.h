@@ -16,6 +16,7 @@
 #include <cstdint>
 #include "strata/common/hash.h"
 #include "strata/common/huge_pages.h"
+#include "strata/common/prefetch.h"
 
 namespace strata {
 
@@ -40,8 +41,8 @@ class HandleTable {
   void Prefetch(uint64_t key) const {
     if (slots_.empty()) return;
     const size_t i = Home(FibonacciHash(key));
-    __builtin_prefetch(&tags_[i]);
-    __builtin_prefetch(&slots_[i]);
+    PrefetchLine(&tags_[i]);
+    PrefetchLine(&slots_[i]);
   }
 
   // Indexes handle h under key. REQUIRES: key absent, key_of(h) == key.

@@ -13,6 +13,7 @@
 
 #include "strata/common/hash.h"
 #include "strata/common/huge_pages.h"
+#include "strata/common/prefetch.h"
 
 namespace strata {
 
@@ -56,8 +57,8 @@ class KeyIndex {
   // Starts loading key's first probe (Find and Insert miss the cache on large maps).
   void Prefetch(uint64_t key) const {
     const size_t s = Slot(key);
-    __builtin_prefetch(&ids_[s]);
-    __builtin_prefetch(&keys_[s]);
+    PrefetchLine(&ids_[s]);
+    PrefetchLine(&keys_[s]);
   }
 
   size_t size() const { return size_; }
