@@ -356,23 +356,31 @@ Status ParamExchange::SendSums(const PassRouting& routing) {
   return steps_->AllToAllBytes(records_.data(), records_.byte_counts(), &arrived_);
 }
 
+// REQUIRES: owner_of_ holds the owners of the workers' keys (NoteOwners).
 size_t ParamExchange::DistinctRemote(const std::vector<SparseGradView>& workers) {
-  const int ranks = comm_->size();
-  if (ranks == 1) return 0;
+  const int me = comm_->rank();
   if (workers.size() == 1) {  // one worker's keys are distinct already: no index to fill
-    const SparseGradView& v = workers[0];
-    return static_cast<size_t>(std::count_if(v.keys, v.keys + v.n, [&](uint64_t k) { return OwnerRank(k, ranks) != comm_->rank(); }));
+    return static_cast<size_t>(owner_of_.size() - std::count(owner_of_.begin(), owner_of_.end(), me));
   }
-  size_t n = 0;
-  for (const SparseGradView& v : workers) n += v.n;
-  touched_.Reset(n);
-  size_t remote = 0;
+  touched_.Reset(owner_of_.size());
+  size_t remote = 0, at = 0;
   for (const SparseGradView& v : workers) {
-    for (size_t i = 0; i < v.n; ++i) {
-      if (OwnerRank(v.keys[i], ranks) != comm_->rank() && touched_.Insert(v.keys[i]).second) ++remote;
+    for (size_t i = 0; i < v.n; ++i, ++at) {
+      if (owner_of_[at] != me && touched_.Insert(v.keys[i]).second) ++remote;
     }
   }
   return remote;
+}
+
+// owner_of_ = the owner of each of the workers' keys, in order; returns how many are this
+// rank's.
+size_t ParamExchange::NoteOwners(const std::vector<SparseGradView>& workers) {
+  const int ranks = comm_->size();
+  owner_of_.clear();
+  for (const SparseGradView& v : workers) {
+    for (size_t i = 0; i < v.n; ++i) owner_of_.push_back(OwnerRank(v.keys[i], ranks));
+  }
+  return static_cast<size_t>(std::count(owner_of_.begin(), owner_of_.end(), comm_->rank()));
 }
 
 // What the two exchanges give on one rank: the records arrive from this rank alone, in
@@ -420,13 +428,8 @@ Status ParamExchange::ReduceGradients(const PassRouting& routing, const std::vec
     return Status::OK();
   }
   const size_t record = GradRecords::RecordBytes(dim_);
+  const size_t own = NoteOwners(workers);
   lower_bound_bytes_ += 2 * DistinctRemote(workers) * (sizeof(uint64_t) + sizeof(float) * dim_);
-  size_t own = 0;
-  owner_of_.clear();
-  for (const SparseGradView& v : workers) {
-    for (size_t i = 0; i < v.n; ++i) owner_of_.push_back(OwnerRank(v.keys[i], ranks));
-    own += static_cast<size_t>(std::count(owner_of_.end() - v.n, owner_of_.end(), me));
-  }
   records_.Pack(ranks, dim_, [&](const auto& emit) {
     size_t at = 0;
     for (const SparseGradView& v : workers) {
@@ -575,13 +578,12 @@ void DenseReducer::Plan(size_t workers) {
 
 // A rank alone: its workers' sum in their order, with no packing and no MPI call (whose
 // copies of the whole vector were a step's serial part on one rank of two workers).
-Status DenseReducer::SumOnOneRank(const std::vector<const float*>& local, float* sum) const {
+void DenseReducer::SumOnOneRank(const std::vector<const float*>& local, float* sum) const {
   std::copy_n(local[0], n_, sum);
   for (size_t w = 1; w < local.size(); ++w) {
     const float* g = local[w];
     for (size_t i = 0; i < n_; ++i) sum[i] += g[i];
   }
-  return Status::OK();
 }
 
 // Job worker q G + w is rank q's worker w. Rank r sums slice r of the vector over the job's
@@ -589,7 +591,10 @@ Status DenseReducer::SumOnOneRank(const std::vector<const float*>& local, float*
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
   const int ranks = comm_->size(), me = comm_->rank();
   const size_t workers = local.size();
-  if (ranks == 1) return SumOnOneRank(local, sum);
+  if (ranks == 1) {
+    SumOnOneRank(local, sum);
+    return Status::OK();
+  }
   if (n_ * workers > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return Status::InvalidArgument("dense reduction of " + std::to_string(n_ * workers) +
                                    " floats, over MPI's int counts");

@@ -172,7 +172,9 @@ class ParamExchange {
   Status ServePull(int pass, const std::vector<std::vector<uint64_t>>& asked,
                    const std::vector<std::vector<uint32_t>>& examples, PassRouting* routing,
                    std::vector<std::string>* reply);
-  // Distinct keys owned by other ranks among the workers' gradients of one step.
+  // owner_of_ for the workers' gradients of one step; returns how many keys are this rank's.
+  size_t NoteOwners(const std::vector<SparseGradView>& workers);
+  // Distinct keys owned by other ranks among them (after NoteOwners).
   size_t DistinctRemote(const std::vector<SparseGradView>& workers);
   // The owner's fixed-order sum of one step's gradients.
   void BeginSum(size_t max_keys);
@@ -232,7 +234,7 @@ class DenseReducer {
   uint64_t lower_bound_bytes_ = 0;
   // The parts of the vector for `workers` workers a rank, kept while the count stays.
   void Plan(size_t workers);
-  Status SumOnOneRank(const std::vector<const float*>& local, float* sum) const;
+  void SumOnOneRank(const std::vector<const float*>& local, float* sum) const;
 
   size_t planned_workers_ = 0;
   Comm::FloatParts slices_;  // slice r of the vector (rank r sums it)

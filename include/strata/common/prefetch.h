@@ -2,8 +2,8 @@
 // of a byte range, for loops that reach rows, slots or blocks spread through a large table
 // a few iterations ahead of their use. Every prefetch of the project goes through
 // PrefetchLine: GCC takes a function made of prefetches alone for one without effects and
-// drops a call to it that it has not inlined yet (GCC 12 at -O2 and -O3 dropped every such
-// call in the host tables' loops, the Bloom filter's and the SSD-PS index's), so
+// drops a call to it that it has not inlined yet (GCC 12 at -O2 and -O3 dropped such calls
+// in the host tables' loops, the Bloom filter's lookup and the SSD-PS index's), so
 // PrefetchLine adds an empty asm statement the optimizer must keep, which emits nothing.
 // A hint only: it neither faults nor changes a result. Thread safety: stateless.
 #pragma once
