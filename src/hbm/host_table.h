@@ -44,11 +44,14 @@ class HostTable {
   }
 
   // A loop over many keys misses the cache twice a Find (slot, then key and row): it calls
-  // PrefetchSlot a few keys ahead, then PrefetchRow (which reads the slot) closer in.
+  // PrefetchSlot a few keys ahead, then PrefetchRow (which reads the slot) closer in. That
+  // loads the whole entry, as the loops that update or copy a row read all of it (on 2
+  // ranks a step's row updates found anew took 0.801 s a pass against 0.814 with the key's
+  // line alone, 4 alternating rounds; one rank's steps within 0.1%).
   void PrefetchSlot(uint64_t key) const { PrefetchLine(&slots_[Home(Hash(key), slots_.size() - 1)]); }
   void PrefetchRow(uint64_t key) const {
     const uint64_t slot = slots_[Home(Hash(key), slots_.size() - 1)];
-    if (slot != kEmpty) PrefetchLine(&arena_[EntryIndex(slot) * entry_bytes_]);
+    if (slot != kEmpty) PrefetchSpan(&arena_[EntryIndex(slot) * entry_bytes_], entry_bytes_);
   }
 
   size_t size() const { return size_; }
