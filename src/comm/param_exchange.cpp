@@ -21,6 +21,15 @@ std::vector<uint64_t> DecodeKeys(const std::string& bytes) {
   return keys;
 }
 
+// out (n) = parts[0] + parts[1] + ... (n each), added in that order.
+void SumInOrder(const std::vector<const float*>& parts, size_t n, float* out) {
+  std::copy_n(parts[0], n, out);
+  for (size_t k = 1; k < parts.size(); ++k) {
+    const float* g = parts[k];
+    for (size_t i = 0; i < n; ++i) out[i] += g[i];
+  }
+}
+
 // The keys the ranks asked an owner for, indexed: *slot_of gets each asked key's slot (in
 // rank order), *subscribers each slot's count of ranks that asked for it.
 std::shared_ptr<KeyIndex> IndexAsked(const std::vector<std::vector<uint64_t>>& asked, std::vector<uint32_t>* slot_of,
@@ -57,7 +66,7 @@ Status ParamExchange::KeysToOwners(const std::vector<uint64_t>& keys, std::vecto
   std::vector<std::string> send(ranks), recv;
   std::vector<uint64_t> own_keys;
   std::vector<uint32_t> own_counts;
-  own_keys.reserve(ranks == 1 ? keys.size() : 0);
+  own_keys.reserve(keys.size() / ranks);
   for (size_t i = 0; i < keys.size(); ++i) {
     const int owner = OwnerRank(keys[i], ranks);
     if (owner != me) {
@@ -342,7 +351,7 @@ Status ParamExchange::SendSums(const PassRouting& routing) {
       if (s + kAhead < n) PrefetchLine(&routing.sub_begin_[sum_owned_[s + kAhead]]);
       if (s + kAhead / 2 < n) PrefetchLine(&routing.sub_ranks_[routing.sub_begin_[sum_owned_[s + kAhead / 2]]]);
       const uint32_t slot = sum_owned_[s];
-      if (!routing.pending_.empty() && routing.pending_[slot]) continue;  // pending: no update
+      if (routing.Pending(slot)) continue;  // no update
       for (uint32_t j = routing.sub_begin_[slot]; j < routing.sub_begin_[slot + 1]; ++j) {
         const int to = routing.sub_ranks_[j];
         if (to != me) {
@@ -405,7 +414,7 @@ void ParamExchange::DropPendingSums(const PassRouting& routing) {
   for (size_t s = 0; s < sum_keys_.size(); ++s) {
     const uint32_t slot = routing.owned_->Find(sum_keys_[s]);
     assert(slot != KeyIndex::kNone);
-    if (routing.pending_[slot]) continue;  // pending: no update
+    if (routing.Pending(slot)) continue;  // no update
     sum_keys_[kept] = sum_keys_[s];
     sum_counts_[kept] = sum_counts_[s];
     std::memmove(&sum_grads_[kept * dim_], &sum_grads_[s * dim_], sizeof(float) * static_cast<size_t>(dim_));
@@ -576,23 +585,15 @@ void DenseReducer::Plan(size_t workers) {
   planned_workers_ = workers;
 }
 
-// A rank alone: its workers' sum in their order, with no packing and no MPI call (whose
-// copies of the whole vector were a step's serial part on one rank of two workers).
-void DenseReducer::SumOnOneRank(const std::vector<const float*>& local, float* sum) const {
-  std::copy_n(local[0], n_, sum);
-  for (size_t w = 1; w < local.size(); ++w) {
-    const float* g = local[w];
-    for (size_t i = 0; i < n_; ++i) sum[i] += g[i];
-  }
-}
-
 // Job worker q G + w is rank q's worker w. Rank r sums slice r of the vector over the job's
 // workers in that order, from an all-to-all of the slices, and the sums then gather in place.
 Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) {
   const int ranks = comm_->size(), me = comm_->rank();
   const size_t workers = local.size();
+  // A rank alone adds its workers' vectors where they are: packing them and MPI's copies
+  // of the whole vector were a step's serial part on one rank of two workers.
   if (ranks == 1) {
-    SumOnOneRank(local, sum);
+    SumInOrder(local, n_, sum);
     return Status::OK();
   }
   if (n_ * workers > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -614,12 +615,9 @@ Status DenseReducer::Reduce(const std::vector<const float*>& local, float* sum) 
   }
   received_.resize(workers * len * ranks);
   STRATA_RETURN_IF_ERROR(comm_->AllToAllFloats(send, sent_, received_.data(), got_));
-  float* mine = sum + slices_.displs[me];
-  std::copy_n(received_.data(), len, mine);
-  for (size_t k = 1; k < workers * ranks; ++k) {
-    const float* g = received_.data() + k * len;
-    for (size_t i = 0; i < len; ++i) mine[i] += g[i];
-  }
+  parts_.resize(workers * ranks);
+  for (size_t k = 0; k < parts_.size(); ++k) parts_[k] = received_.data() + k * len;
+  SumInOrder(parts_, len, sum + slices_.displs[me]);
   STRATA_RETURN_IF_ERROR(comm_->AllGatherFloats(sum, slices_));
   lower_bound_bytes_ += StepLowerBound(ranks, n_);
   return Status::OK();

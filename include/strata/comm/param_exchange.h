@@ -100,6 +100,8 @@ class PassRouting {
   std::vector<uint32_t> sub_begin_;  // (owned keys + 1)
   std::vector<int> sub_ranks_;
   std::vector<uint8_t> pending_;  // per owned key: admission left it without a row (or empty)
+  // Whether owned slot `slot` is pending: its sums update no row this pass.
+  bool Pending(uint32_t slot) const { return !pending_.empty() && pending_[slot]; }
 };
 
 class ParamExchange {
@@ -234,7 +236,6 @@ class DenseReducer {
   uint64_t lower_bound_bytes_ = 0;
   // The parts of the vector for `workers` workers a rank, kept while the count stays.
   void Plan(size_t workers);
-  void SumOnOneRank(const std::vector<const float*>& local, float* sum) const;
 
   size_t planned_workers_ = 0;
   Comm::FloatParts slices_;  // slice r of the vector (rank r sums it)
@@ -242,6 +243,7 @@ class DenseReducer {
   Comm::FloatParts got_;     // from rank r: this rank's slice of each of its workers
   std::vector<float> packed_;    // with several workers: the parts to send, rank by rank
   std::vector<float> received_;  // this rank's slice from every worker of the job, in order
+  std::vector<const float*> parts_;  // received_'s parts, one for each worker of the job
 };
 
 }  // namespace strata
